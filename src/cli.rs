@@ -1,0 +1,90 @@
+//! The command line: parsing only.
+//!
+//! Owns: flags, help text and examples. May touch: nothing (no I/O).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+const AFTER_HELP: &str = "\
+Exit status: 0 on success, 1 on a runtime error, 2 on a usage or configuration error.
+
+tuls speaks MCP (JSON-RPC 2.0, one message per line) on stdin/stdout; logs go to stderr.
+Connect it from an MCP client, e.g.:  claude mcp add tuls -- tuls filesystem ~/project";
+
+const FS_AFTER_HELP: &str = "\
+Selectors: filesystem (every tool), filesystem.read (the nine read tools),
+filesystem.write (the four write tools), filesystem/<tool> (one tool).
+With no --allow every tool is enabled; --deny always wins.
+
+Examples:
+  Serve a project with every tool:
+    tuls filesystem ~/project
+  Review only:
+    tuls filesystem ~/project --allow filesystem.read
+  Implementation without moves:
+    tuls filesystem ~/project --allow filesystem.read --allow filesystem.write --deny filesystem/move_file
+  Check a configuration without serving:
+    tuls filesystem ~/project --allow filesystem.read --print-config
+
+Exit status: 0 on success, 1 on a runtime error, 2 on a usage or configuration error.";
+
+/// tuls: hardened MCP tool servers.
+#[derive(Debug, Parser)]
+#[command(name = "tuls", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// The server to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The servers tuls provides.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve filesystem tools confined to the given directories, over stdio.
+    #[command(after_help = FS_AFTER_HELP)]
+    Filesystem(FsArgs),
+}
+
+/// `tuls filesystem` arguments.
+#[derive(Debug, Args)]
+pub struct FsArgs {
+    /// Allowed directories. Each is opened once at startup; relative request
+    /// paths resolve against the first.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Enable the tools a selector names (repeatable). Without any --allow,
+    /// every tool is enabled.
+    #[arg(long, value_name = "SELECTOR")]
+    pub allow: Vec<String>,
+    /// Disable the tools a selector names (repeatable); wins over --allow.
+    #[arg(long, value_name = "SELECTOR")]
+    pub deny: Vec<String>,
+    /// Ignore MCP roots sent by the client (they can only narrow anyway).
+    #[arg(long)]
+    pub no_client_roots: bool,
+    /// Do not confine the process with Landlock.
+    #[arg(long)]
+    pub no_landlock: bool,
+    /// Print the effective configuration as JSON and exit.
+    #[arg(long)]
+    pub print_config: bool,
+    /// Largest file read whole, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::limits::MAX_READ_BYTES)]
+    pub max_read_bytes: u64,
+    /// Entries a directory_tree or search_files walk visits before truncating.
+    #[arg(long, value_name = "N", default_value_t = crate::limits::MAX_WALK_ENTRIES)]
+    pub max_entries: usize,
+    /// Depth a walk descends to before truncating.
+    #[arg(long, value_name = "N", default_value_t = crate::limits::MAX_WALK_DEPTH)]
+    pub max_depth: usize,
+    /// Paths per read_multiple_files call.
+    #[arg(long, value_name = "N", default_value_t = crate::limits::MAX_PATHS_PER_BATCH)]
+    pub max_paths: usize,
+    /// Longest JSON-RPC request line, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::limits::MAX_REQUEST_BYTES)]
+    pub max_request_bytes: usize,
+    /// Log level for stderr (error, warn, info, debug, trace); RUST_LOG wins.
+    #[arg(long, value_name = "LEVEL", default_value = "info")]
+    pub log_level: String,
+}

@@ -1,0 +1,154 @@
+//! The one error type tools return, and the one place that words it.
+//!
+//! Owns: classifying `io::Error`s and writing messages. Messages name the path
+//! as the client gave it and never a resolved or host path: an escape through
+//! `..`, an absolute path, or a symlink to an outside file, directory or
+//! nothing at all all get the same [`Error::OutsideRoots`] text.
+//! May touch: nothing (no I/O).
+
+use std::io;
+
+use rustix::io::Errno;
+
+/// A failed tool call, worded for the agent.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The path leads outside every allowed root (`..`, absolute, symlink).
+    #[error("Access denied - path outside allowed directories: {path}")]
+    OutsideRoots {
+        /// The path as the client gave it.
+        path: String,
+    },
+    /// The path string itself is unusable.
+    #[error("Invalid path '{path}': {reason}")]
+    InvalidPath {
+        /// The path as given (possibly shortened).
+        path: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A FIFO, socket or device: refused without opening it.
+    #[error("Refusing to open '{path}': it is a {kind}, not a regular file")]
+    NotARegularFile {
+        /// The path as given.
+        path: String,
+        /// "FIFO", "socket", "character device", ...
+        kind: &'static str,
+    },
+    /// A read above a limit.
+    #[error("File too large: '{path}' is {size} bytes, over the {limit}-byte limit{hint}")]
+    TooLarge {
+        /// The path as given.
+        path: String,
+        /// The size seen.
+        size: u64,
+        /// The limit in force.
+        limit: u64,
+        /// A suggestion.
+        hint: &'static str,
+    },
+    /// A bound on the arguments was exceeded.
+    #[error("{0}")]
+    Limit(String),
+    /// An argument is wrong in a way the schema cannot express.
+    #[error("{0}")]
+    Invalid(String),
+    /// An OS error, worded like Node's (the reference server's) messages.
+    #[error("{code}: {text}, {op} '{path}'")]
+    Os {
+        /// `ENOENT`, `ENOTDIR`, ...
+        code: &'static str,
+        /// The errno's text.
+        text: &'static str,
+        /// The operation (`open`, `scandir`, `stat`, `mkdir`, `rename`, ...).
+        op: &'static str,
+        /// The path as given.
+        path: String,
+    },
+    /// `EISDIR` on a read, worded exactly as the reference words it.
+    #[error("EISDIR: illegal operation on a directory, {op}")]
+    IsADirectory {
+        /// The operation.
+        op: &'static str,
+    },
+    /// Any other failure, without host details.
+    #[error("{op} '{path}' failed: {kind}")]
+    Other {
+        /// The operation.
+        op: &'static str,
+        /// The path as given.
+        path: String,
+        /// The error kind, no host paths.
+        kind: String,
+    },
+}
+
+impl Error {
+    /// Classifies an `io::Error` from an operation `op` on the client path `path`.
+    ///
+    /// cap-std reports every sandbox escape as `PermissionDenied` with no OS
+    /// error; a genuine `EACCES` carries `raw_os_error() == Some(13)`.
+    pub fn io(op: &'static str, path: &str, e: &io::Error) -> Self {
+        let path = path.to_owned();
+        let Some(raw) = e.raw_os_error() else {
+            return match e.kind() {
+                io::ErrorKind::PermissionDenied => Error::OutsideRoots { path },
+                io::ErrorKind::NotFound => os("ENOENT", "no such file or directory", op, path),
+                io::ErrorKind::InvalidInput => Error::InvalidPath {
+                    path,
+                    reason: "not a usable path",
+                },
+                kind => Error::Other {
+                    op,
+                    path,
+                    kind: kind.to_string(),
+                },
+            };
+        };
+        let errno = Errno::from_raw_os_error(raw);
+        match errno {
+            Errno::NOENT => os("ENOENT", "no such file or directory", op, path),
+            Errno::NOTDIR => os("ENOTDIR", "not a directory", op, path),
+            Errno::ISDIR => Error::IsADirectory { op },
+            Errno::LOOP => os("ELOOP", "too many symbolic links encountered", op, path),
+            Errno::ACCESS => os("EACCES", "permission denied", op, path),
+            Errno::PERM => os("EPERM", "operation not permitted", op, path),
+            Errno::EXIST => os("EEXIST", "file already exists", op, path),
+            Errno::INVAL => os("EINVAL", "invalid argument", op, path),
+            Errno::NAMETOOLONG => os("ENAMETOOLONG", "name too long", op, path),
+            Errno::XDEV => os("EXDEV", "cross-device link not permitted", op, path),
+            Errno::NOTEMPTY => os("ENOTEMPTY", "directory not empty", op, path),
+            Errno::NOSPC => os("ENOSPC", "no space left on device", op, path),
+            Errno::ROFS => os("EROFS", "read-only file system", op, path),
+            Errno::NXIO => Error::NotARegularFile {
+                path,
+                kind: "socket or device",
+            },
+            Errno::BUSY => os("EBUSY", "resource busy or locked", op, path),
+            Errno::AGAIN => os("EAGAIN", "resource temporarily unavailable", op, path),
+            _ => Error::Other {
+                op,
+                path,
+                kind: e.kind().to_string(),
+            },
+        }
+    }
+
+    /// Whether this is an escape refusal.
+    pub fn is_outside(&self) -> bool {
+        matches!(self, Error::OutsideRoots { .. })
+    }
+}
+
+fn os(code: &'static str, text: &'static str, op: &'static str, path: String) -> Error {
+    Error::Os {
+        code,
+        text,
+        op,
+        path,
+    }
+}
+
+/// Result alias for tool code.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

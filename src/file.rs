@@ -1,0 +1,213 @@
+//! Opening and reading regular files beneath a root, bounded.
+//!
+//! Owns: the "is this a regular file" check, bounded whole-file reads and the
+//! head/tail line logic. A FIFO, socket or device is refused without being
+//! opened for reading, and no open ever blocks: the file is stat'ed through
+//! the root handle, refused unless regular, then opened `O_NONBLOCK|O_NOCTTY`
+//! and checked again on the handle (same device and inode), so a swap in
+//! between is caught. Limits are enforced while reading, not from `st_size`.
+//!
+//! May touch: a root `Dir`, by relative path.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use cap_std::fs::{Dir, File, FileType, MetadataExt, OpenOptions, OpenOptionsExt};
+use cap_fs_ext::FileTypeExt;
+
+use crate::error::{Error, Result};
+
+const CHUNK: usize = 64 * 1024;
+
+/// What kind of non-regular file this is, for messages.
+pub fn kind_name(ft: FileType) -> &'static str {
+    if ft.is_fifo() {
+        "FIFO"
+    } else if ft.is_socket() {
+        "socket"
+    } else if ft.is_char_device() {
+        "character device"
+    } else if ft.is_block_device() {
+        "block device"
+    } else if ft.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
+
+/// Opens `rel` beneath `dir` for reading, refusing anything but a regular file.
+/// Returns the file and its size.
+pub fn open_regular(dir: &Dir, rel: &str, given: &str) -> Result<(File, u64)> {
+    let md = dir.metadata(rel).map_err(|e| Error::io("open", given, &e))?;
+    if md.is_dir() {
+        return Err(Error::IsADirectory { op: "read" });
+    }
+    if !md.is_file() {
+        return Err(Error::NotARegularFile {
+            path: given.to_owned(),
+            kind: kind_name(md.file_type()),
+        });
+    }
+    let mut opts = OpenOptions::new();
+    opts.read(true)
+        .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32);
+    let file = dir
+        .open_with(rel, &opts)
+        .map_err(|e| Error::io("open", given, &e))?;
+    let fmd = file.metadata().map_err(|e| Error::io("open", given, &e))?;
+    if !fmd.is_file() || fmd.dev() != md.dev() || fmd.ino() != md.ino() {
+        return Err(Error::NotARegularFile {
+            path: given.to_owned(),
+            kind: kind_name(fmd.file_type()),
+        });
+    }
+    Ok((file, fmd.len()))
+}
+
+/// Reads a whole regular file of at most `limit` bytes.
+pub fn read_all(dir: &Dir, rel: &str, given: &str, limit: u64) -> Result<Vec<u8>> {
+    let (file, size) = open_regular(dir, rel, given)?;
+    let too_large = |size| Error::TooLarge {
+        path: given.to_owned(),
+        size,
+        limit,
+        hint: "; use head or tail to read part of it",
+    };
+    if size > limit {
+        return Err(too_large(size));
+    }
+    let mut buf = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io("read", given, &e))?;
+    if buf.len() as u64 > limit {
+        return Err(too_large(buf.len() as u64));
+    }
+    Ok(buf)
+}
+
+/// The first `n` lines, as the reference's `head` returns them.
+pub fn read_head(dir: &Dir, rel: &str, given: &str, n: f64, limit: u64) -> Result<String> {
+    if n <= 0.0 || n.is_nan() {
+        return Ok(String::new());
+    }
+    let want = n.ceil().min(u64::MAX as f64) as u64;
+    let (mut file, _) = open_regular(dir, rel, given)?;
+    let mut buf = Vec::new();
+    let mut newlines = 0u64;
+    let mut chunk = vec![0u8; CHUNK];
+    loop {
+        let got = file
+            .read(&mut chunk)
+            .map_err(|e| Error::io("read", given, &e))?;
+        if got == 0 {
+            break;
+        }
+        let part = chunk.get(..got).unwrap_or(&[]);
+        newlines += part.iter().filter(|&&b| b == b'\n').count() as u64;
+        buf.extend_from_slice(part);
+        if newlines >= want {
+            break;
+        }
+        if buf.len() as u64 > limit {
+            return Err(scan_limit(given, limit));
+        }
+    }
+    Ok(head_of(&String::from_utf8_lossy(&buf), want))
+}
+
+/// The last `n` lines, as the reference's `tail` returns them. Reads only
+/// from the end of the file.
+pub fn read_tail(dir: &Dir, rel: &str, given: &str, n: f64, limit: u64) -> Result<String> {
+    if n < 0.0 || n.is_nan() {
+        return Ok(String::new());
+    }
+    let want = n.trunc().min(u64::MAX as f64) as u64;
+    let (mut file, size) = open_regular(dir, rel, given)?;
+    if want == 0 {
+        // The reference's slice(-0) keeps every line.
+        if size > limit {
+            return Err(scan_limit(given, limit));
+        }
+        let mut buf = Vec::new();
+        file.take(limit + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io("read", given, &e))?;
+        return Ok(tail_of(&String::from_utf8_lossy(&buf), 0));
+    }
+    let mut pos = size;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut newlines = 0u64;
+    while pos > 0 && newlines < want {
+        let step = (CHUNK as u64).min(pos);
+        pos -= step;
+        let mut chunk = vec![0u8; step as usize];
+        file.seek(SeekFrom::Start(pos))
+            .map_err(|e| Error::io("read", given, &e))?;
+        file.read_exact(&mut chunk)
+            .map_err(|e| Error::io("read", given, &e))?;
+        newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        chunk.extend_from_slice(&buf);
+        buf = chunk;
+        if buf.len() as u64 > limit {
+            return Err(scan_limit(given, limit));
+        }
+    }
+    Ok(tail_of(&String::from_utf8_lossy(&buf), want))
+}
+
+fn scan_limit(given: &str, limit: u64) -> Error {
+    Error::Limit(format!(
+        "Refusing to scan more than {limit} bytes of '{given}' for lines; ask for fewer lines"
+    ))
+}
+
+/// Complete lines (split on `\n`) plus a non-empty final partial line; the
+/// first `want`, joined with `\n` and no trailing newline.
+pub fn head_of(text: &str, want: u64) -> String {
+    let mut parts: Vec<&str> = text.split('\n').collect();
+    if parts.last().is_some_and(|l| l.is_empty()) {
+        parts.pop();
+    }
+    let take = usize::try_from(want).unwrap_or(usize::MAX).min(parts.len());
+    parts.get(..take).unwrap_or(&[]).join("\n")
+}
+
+/// CRLF becomes LF, the text is split on `\n` (so a trailing newline yields an
+/// empty last line), and the last `want` parts are joined with `\n`; `0`
+/// keeps every part.
+pub fn tail_of(text: &str, want: u64) -> String {
+    let text = text.replace("\r\n", "\n");
+    let parts: Vec<&str> = text.split('\n').collect();
+    let want = usize::try_from(want).unwrap_or(usize::MAX);
+    let start = if want == 0 {
+        0
+    } else {
+        parts.len().saturating_sub(want)
+    };
+    parts.get(start..).unwrap_or(&[]).join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_matches_reference() {
+        assert_eq!(head_of("line1\nline2\nline3\n", 2), "line1\nline2");
+        assert_eq!(head_of("line1\nline2\nline3\n", 9), "line1\nline2\nline3");
+        assert_eq!(head_of("a\r\nb\r\nc\r\n", 2), "a\r\nb\r");
+        assert_eq!(head_of("x\ny\nz", 5), "x\ny\nz");
+        assert_eq!(head_of("", 3), "");
+    }
+
+    #[test]
+    fn tail_matches_reference() {
+        assert_eq!(tail_of("line1\nline2\nline3\n", 2), "line3\n");
+        assert_eq!(tail_of("line1\nline2\nline3\n", 1), "");
+        assert_eq!(tail_of("a\r\nb\r\nc\r\n", 2), "c\n");
+        assert_eq!(tail_of("x\ny\nz", 2), "y\nz");
+        assert_eq!(tail_of("x\ny\nz", 10), "x\ny\nz");
+        assert_eq!(tail_of("", 1), "");
+    }
+}

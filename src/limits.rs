@@ -1,0 +1,93 @@
+//! Every bound tuls enforces, as a named constant with its default, and the
+//! run-time [`Limits`] an operator may tune with flags.
+//!
+//! Owns: the numbers. May touch: nothing (no I/O).
+
+/// Largest file `read_text_file`, `read_media_file` or one entry of
+/// `read_multiple_files` reads whole (`--max-read-bytes`). Also caps how far
+/// `head`/`tail` scan.
+pub const MAX_READ_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Total bytes one `read_multiple_files` call may return.
+pub const MAX_BATCH_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Paths per `read_multiple_files` call.
+pub const MAX_PATHS_PER_BATCH: usize = 256;
+
+/// Entries one `directory_tree` or `search_files` walk visits before it stops
+/// and marks its result truncated (`--max-entries`).
+pub const MAX_WALK_ENTRIES: usize = 1_000_000;
+
+/// Directory depth a walk descends to before it stops and marks its result
+/// truncated (`--max-depth`).
+pub const MAX_WALK_DEPTH: usize = 128;
+
+/// Entries `list_directory` and `list_directory_with_sizes` return.
+pub const MAX_LIST_ENTRIES: usize = 1_000_000;
+
+/// Bytes in one glob pattern (`pattern` or an exclude pattern).
+pub const MAX_PATTERN_BYTES: usize = 1024;
+
+/// Exclude patterns per call.
+pub const MAX_EXCLUDE_PATTERNS: usize = 256;
+
+/// Bytes in one path argument. Linux's PATH_MAX is 4096.
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// Edits per `edit_file` call.
+pub const MAX_EDITS: usize = 1024;
+
+/// Bytes in one JSON-RPC request line (`--max-request-bytes`).
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+/// How long a path tool waits for the client's first `roots/list` answer.
+pub const ROOTS_WAIT_SECS: u64 = 10;
+
+/// The limits in force for one server, defaulting to the constants above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// See [`MAX_READ_BYTES`].
+    pub max_read_bytes: u64,
+    /// See [`MAX_BATCH_BYTES`].
+    pub max_batch_bytes: u64,
+    /// See [`MAX_PATHS_PER_BATCH`].
+    pub max_paths_per_batch: usize,
+    /// See [`MAX_WALK_ENTRIES`].
+    pub max_walk_entries: usize,
+    /// See [`MAX_WALK_DEPTH`].
+    pub max_walk_depth: usize,
+    /// See [`MAX_LIST_ENTRIES`].
+    pub max_list_entries: usize,
+    /// See [`MAX_PATTERN_BYTES`].
+    pub max_pattern_bytes: usize,
+    /// See [`MAX_EXCLUDE_PATTERNS`].
+    pub max_exclude_patterns: usize,
+    /// See [`MAX_PATH_BYTES`].
+    pub max_path_bytes: usize,
+    /// See [`MAX_EDITS`].
+    pub max_edits: usize,
+    /// See [`MAX_REQUEST_BYTES`].
+    pub max_request_bytes: usize,
+    /// See [`ROOTS_WAIT_SECS`].
+    pub roots_wait_secs: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_read_bytes: MAX_READ_BYTES,
+            max_batch_bytes: MAX_BATCH_BYTES,
+            max_paths_per_batch: MAX_PATHS_PER_BATCH,
+            max_walk_entries: MAX_WALK_ENTRIES,
+            max_walk_depth: MAX_WALK_DEPTH,
+            max_list_entries: MAX_LIST_ENTRIES,
+            max_pattern_bytes: MAX_PATTERN_BYTES,
+            max_exclude_patterns: MAX_EXCLUDE_PATTERNS,
+            max_path_bytes: MAX_PATH_BYTES,
+            max_edits: MAX_EDITS,
+            max_request_bytes: MAX_REQUEST_BYTES,
+            roots_wait_secs: ROOTS_WAIT_SECS,
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The `tuls` binary: everything lives in the library.
+
+fn main() -> std::process::ExitCode {
+    tuls::run::main()
+}

@@ -1,0 +1,212 @@
+//! Capability selectors: which tools an operator enables.
+//!
+//! Owns: parsing `--allow`/`--deny` selectors and computing the enabled tool
+//! set. `--deny` always wins; with no `--allow`, every tool starts enabled.
+//! May touch: nothing (no I/O).
+
+use std::collections::BTreeSet;
+
+/// A tool's capability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Capability {
+    /// `filesystem.read`
+    Read,
+    /// `filesystem.write`
+    Write,
+}
+
+/// Every tool, in `tools/list` order, with its capability.
+pub const TOOLS: &[(&str, Capability)] = &[
+    ("read_text_file", Capability::Read),
+    ("read_media_file", Capability::Read),
+    ("read_multiple_files", Capability::Read),
+    ("write_file", Capability::Write),
+    ("edit_file", Capability::Write),
+    ("create_directory", Capability::Write),
+    ("list_directory", Capability::Read),
+    ("list_directory_with_sizes", Capability::Read),
+    ("directory_tree", Capability::Read),
+    ("move_file", Capability::Write),
+    ("search_files", Capability::Read),
+    ("get_file_info", Capability::Read),
+    ("list_allowed_directories", Capability::Read),
+];
+
+/// A parsed selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    /// `filesystem`: every tool.
+    All,
+    /// `filesystem.read` or `filesystem.write`.
+    Capability(Capability),
+    /// `filesystem/<tool>`.
+    Tool(&'static str),
+}
+
+/// A selector or configuration the operator must fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// The selector is not one tuls knows.
+    #[error("unknown selector '{given}' for {flag}; valid selectors: {}", valid_selectors().join(", "))]
+    Unknown {
+        /// `--allow` or `--deny`.
+        flag: &'static str,
+        /// The selector as given.
+        given: String,
+    },
+    /// Nothing would be enabled.
+    #[error("no tool is enabled: the --allow/--deny selectors leave nothing for the agent to call (allowed: {allowed}, denied: {denied})")]
+    NothingEnabled {
+        /// The allow selectors.
+        allowed: String,
+        /// The deny selectors.
+        denied: String,
+    },
+}
+
+/// Every valid selector, for messages and `--help`.
+pub fn valid_selectors() -> Vec<String> {
+    let mut v = vec![
+        "filesystem".to_owned(),
+        "filesystem.read".to_owned(),
+        "filesystem.write".to_owned(),
+    ];
+    v.extend(TOOLS.iter().map(|(t, _)| format!("filesystem/{t}")));
+    v
+}
+
+/// Parses one selector. Exact spelling only: no trimming, no case folding.
+pub fn parse(flag: &'static str, s: &str) -> Result<Selector, PolicyError> {
+    let unknown = || PolicyError::Unknown {
+        flag,
+        given: s.to_owned(),
+    };
+    match s {
+        "filesystem" => Ok(Selector::All),
+        "filesystem.read" => Ok(Selector::Capability(Capability::Read)),
+        "filesystem.write" => Ok(Selector::Capability(Capability::Write)),
+        _ => {
+            let tool = s.strip_prefix("filesystem/").ok_or_else(unknown)?;
+            TOOLS
+                .iter()
+                .find(|(t, _)| *t == tool)
+                .map(|(t, _)| Selector::Tool(t))
+                .ok_or_else(unknown)
+        }
+    }
+}
+
+fn selects(sel: &Selector, tool: &str, cap: Capability) -> bool {
+    match sel {
+        Selector::All => true,
+        Selector::Capability(c) => *c == cap,
+        Selector::Tool(t) => *t == tool,
+    }
+}
+
+/// The set of enabled tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    enabled: BTreeSet<&'static str>,
+}
+
+impl Policy {
+    /// Computes the enabled tools from `--allow` and `--deny` selectors.
+    pub fn from_selectors(allow: &[String], deny: &[String]) -> Result<Self, PolicyError> {
+        let allow_sel = allow
+            .iter()
+            .map(|s| parse("--allow", s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let deny_sel = deny
+            .iter()
+            .map(|s| parse("--deny", s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let enabled: BTreeSet<&'static str> = TOOLS
+            .iter()
+            .filter(|(t, c)| allow_sel.is_empty() || allow_sel.iter().any(|s| selects(s, t, *c)))
+            .filter(|(t, c)| !deny_sel.iter().any(|s| selects(s, t, *c)))
+            .map(|(t, _)| *t)
+            .collect();
+        if enabled.is_empty() {
+            return Err(PolicyError::NothingEnabled {
+                allowed: if allow.is_empty() {
+                    "(all)".to_owned()
+                } else {
+                    allow.join(" ")
+                },
+                denied: deny.join(" "),
+            });
+        }
+        Ok(Self { enabled })
+    }
+
+    /// Whether `tool` is enabled.
+    pub fn is_enabled(&self, tool: &str) -> bool {
+        self.enabled.contains(tool)
+    }
+
+    /// Enabled tools in `tools/list` order.
+    pub fn enabled_tools(&self) -> Vec<&'static str> {
+        TOOLS
+            .iter()
+            .map(|(t, _)| *t)
+            .filter(|t| self.enabled.contains(t))
+            .collect()
+    }
+
+    /// Whether any write tool is enabled (Landlock then grants write access).
+    pub fn any_write(&self) -> bool {
+        TOOLS
+            .iter()
+            .any(|(t, c)| *c == Capability::Write && self.enabled.contains(t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(allow: &[&str], deny: &[&str]) -> Result<Policy, PolicyError> {
+        let a: Vec<String> = allow.iter().map(|s| s.to_string()).collect();
+        let d: Vec<String> = deny.iter().map(|s| s.to_string()).collect();
+        Policy::from_selectors(&a, &d)
+    }
+
+    #[test]
+    fn default_is_everything() {
+        assert_eq!(p(&[], &[]).unwrap().enabled_tools().len(), 13);
+    }
+
+    #[test]
+    fn review_only() {
+        let pol = p(&["filesystem.read"], &[]).unwrap();
+        assert_eq!(pol.enabled_tools().len(), 9);
+        assert!(!pol.any_write());
+        assert!(!pol.is_enabled("write_file"));
+    }
+
+    #[test]
+    fn write_without_moves() {
+        let pol = p(&["filesystem.read", "filesystem.write"], &["filesystem/move_file"]).unwrap();
+        assert_eq!(pol.enabled_tools().len(), 12);
+        assert!(!pol.is_enabled("move_file"));
+        assert!(pol.is_enabled("edit_file"));
+    }
+
+    #[test]
+    fn deny_beats_allow() {
+        let pol = p(&["filesystem/write_file", "filesystem/read_text_file"], &["filesystem/write_file"]).unwrap();
+        assert_eq!(pol.enabled_tools(), vec!["read_text_file"]);
+    }
+
+    #[test]
+    fn bad_selectors() {
+        for bad in ["", "filesystem.", "filesystem/", "filesystem/nope", "Filesystem.read", " filesystem.read", "filesystem.exec", "fs.read", "filesystem/read_file"] {
+            let e = p(&[bad], &[]).unwrap_err();
+            assert!(e.to_string().contains("valid selectors: filesystem, filesystem.read"), "{bad}: {e}");
+            assert!(p(&[], &[bad]).is_err());
+        }
+        assert!(matches!(p(&[], &["filesystem"]), Err(PolicyError::NothingEnabled { .. })));
+        assert!(matches!(p(&["filesystem.read"], &["filesystem.read"]), Err(PolicyError::NothingEnabled { .. })));
+    }
+}

@@ -1,0 +1,151 @@
+//! Startup: parse, open the roots, confine, then serve.
+//!
+//! Owns: the order of startup, which is a security property: roots are
+//! opened, then Landlock is applied on the main thread, and only then is the
+//! tokio runtime (and every thread) started. Exit status 2 for usage and
+//! configuration errors, 1 for runtime errors.
+//! May touch: stdin/stdout/stderr.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use rmcp::ServiceExt;
+
+use crate::cli::{Cli, Command, FsArgs};
+use crate::limits::Limits;
+use crate::policy::Policy;
+use crate::roots;
+use crate::sandbox::{self, Status};
+use crate::scope::Scope;
+use crate::server::Server;
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match cli.command {
+        Command::Filesystem(args) => filesystem(args),
+    }
+}
+
+fn init_logging(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .or_else(|_| tracing_subscriber::EnvFilter::try_new(level))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .try_init();
+}
+
+fn config_error(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("tuls: error: {msg}");
+    ExitCode::from(2)
+}
+
+/// Runs `tuls filesystem`.
+pub fn filesystem(args: FsArgs) -> ExitCode {
+    init_logging(&args.log_level);
+    let policy = match Policy::from_selectors(&args.allow, &args.deny) {
+        Ok(p) => p,
+        Err(e) => return config_error(e),
+    };
+    let limits = Limits {
+        max_read_bytes: args.max_read_bytes,
+        max_walk_entries: args.max_entries,
+        max_walk_depth: args.max_depth,
+        max_paths_per_batch: args.max_paths,
+        max_request_bytes: args.max_request_bytes,
+        ..Limits::default()
+    };
+    let mut opened = Vec::with_capacity(args.dirs.len());
+    for dir in &args.dirs {
+        match roots::open(dir) {
+            Ok(root) => {
+                if root.display == "/" {
+                    tracing::warn!("'/' is an allowed directory: the whole filesystem is in scope");
+                }
+                opened.push(root);
+            }
+            Err(e) => return config_error(e),
+        }
+    }
+    let read_only = !policy.any_write();
+    let landlock = if args.no_landlock {
+        Status::Disabled
+    } else {
+        let refs: Vec<&roots::Root> = opened.iter().collect();
+        match sandbox::restrict(&refs, read_only) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "Landlock could not be applied; running without it");
+                Status::Unavailable
+            }
+        }
+    };
+    sandbox::no_new_privs();
+
+    let root_list: Vec<String> = opened
+        .iter()
+        .flat_map(|r| r.spellings().map(str::to_owned).collect::<Vec<_>>())
+        .collect();
+    if args.print_config {
+        let config = serde_json::json!({
+            "roots": root_list,
+            "enabledTools": policy.enabled_tools(),
+            "clientRoots": !args.no_client_roots,
+            "limits": limits,
+            "landlock": landlock.to_string(),
+        });
+        println!("{}", serde_json::to_string_pretty(&config).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("tuls: roots: {}", root_list.join(", "));
+    eprintln!("tuls: tools: {}", policy.enabled_tools().join(", "));
+    eprintln!("tuls: landlock: {landlock}");
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "tuls: this is an MCP server speaking JSON-RPC on stdin/stdout; it is waiting for a client.\n\
+             tuls: connect one instead of typing, e.g. `claude mcp add tuls -- tuls filesystem DIR`, or\n\
+             tuls: `npx @modelcontextprotocol/inspector tuls filesystem DIR`. Press Ctrl-D to quit."
+        );
+    }
+
+    let scope = Arc::new(Scope::new(opened, limits.max_path_bytes));
+    let server = Server::new(scope, policy, limits, !args.no_client_roots);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tuls: error: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async move {
+        let service = server
+            .serve(crate::transport::stdio(limits.max_request_bytes))
+            .await
+            .map_err(|e| e.to_string())?;
+        service.waiting().await.map_err(|e| e.to_string())?;
+        Ok::<(), String>(())
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tuls: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

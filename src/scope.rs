@@ -1,0 +1,338 @@
+//! Turning a client path into (root handle, relative path): the one resolver.
+//!
+//! Owns: picking the root a path names and splitting off the part the kernel
+//! resolves beneath it. Containment is never decided here by string: once the
+//! root is picked, every operation goes through that root's `Dir`, and
+//! `openat2(RESOLVE_BENEATH)` refuses whatever leaves it. The string work is
+//! limited to whole-component root selection and to refusing, early and with
+//! a clear message, a `..` that lexically climbs above the root (which also
+//! closes the `fstatat(root, "..")` metadata hole).
+//!
+//! The path reaches the kernel as given: no trimming, no quote stripping, no
+//! percent-decoding, no Unicode normalization, no `~` expansion. Repeated
+//! slashes are collapsed, which the kernel does too.
+//!
+//! May touch: the root handles, only to open client roots beneath them.
+
+use std::sync::{Arc, RwLock};
+
+use crate::error::{Error, Result};
+use crate::roots::Root;
+
+/// A resolved client path: a root and the components beneath it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The root the path lies under.
+    pub root: Arc<Root>,
+    /// Components beneath the root (may contain `.` and non-climbing `..`).
+    pub segs: Vec<String>,
+    /// Whether the client's path ended in `/`.
+    pub trailing_slash: bool,
+    /// The path exactly as the client gave it, for messages.
+    pub given: String,
+}
+
+impl Target {
+    /// The path relative to the root, for cap-std calls.
+    pub fn rel(&self) -> String {
+        if self.segs.is_empty() {
+            return ".".to_owned();
+        }
+        let mut s = self.segs.join("/");
+        if self.trailing_slash {
+            s.push('/');
+        }
+        s
+    }
+
+    /// An absolute spelling under the root's display path, for output.
+    pub fn display(&self) -> String {
+        join_display(&self.root.display, &self.segs)
+    }
+
+    /// Splits into the parent's relative path and a final name that is a
+    /// plain entry name (not empty, `.` or `..`), for "act on the parent,
+    /// name the leaf" operations.
+    pub fn parent_and_leaf(&self) -> Result<(String, String)> {
+        let Some((leaf, parent)) = self.segs.split_last() else {
+            return Err(Error::InvalidPath {
+                path: self.given.clone(),
+                reason: "names an allowed directory itself",
+            });
+        };
+        if leaf == "." || leaf == ".." {
+            return Err(Error::InvalidPath {
+                path: self.given.clone(),
+                reason: "the final component must be a name, not '.' or '..'",
+            });
+        }
+        let parent = if parent.is_empty() {
+            ".".to_owned()
+        } else {
+            parent.join("/")
+        };
+        Ok((parent, leaf.clone()))
+    }
+}
+
+/// Joins components under a display root.
+pub fn join_display(root: &str, segs: &[String]) -> String {
+    let mut s = root.to_owned();
+    for seg in segs {
+        if seg == "." {
+            continue;
+        }
+        if !s.ends_with('/') {
+            s.push('/');
+        }
+        s.push_str(seg);
+    }
+    s
+}
+
+/// The set of roots requests resolve against.
+#[derive(Debug)]
+pub struct Scope {
+    cli: Vec<Arc<Root>>,
+    effective: RwLock<Arc<Vec<Arc<Root>>>>,
+    max_path_bytes: usize,
+}
+
+impl Scope {
+    /// A scope over the operator's roots.
+    pub fn new(cli: Vec<Root>, max_path_bytes: usize) -> Self {
+        let cli: Vec<Arc<Root>> = cli.into_iter().map(Arc::new).collect();
+        let effective = RwLock::new(Arc::new(cli.clone()));
+        Self {
+            cli,
+            effective,
+            max_path_bytes,
+        }
+    }
+
+    /// The operator's roots.
+    pub fn cli_roots(&self) -> &[Arc<Root>] {
+        &self.cli
+    }
+
+    /// The roots in force now (the CLI roots, or the client roots that lie
+    /// beneath them).
+    pub fn roots(&self) -> Arc<Vec<Arc<Root>>> {
+        match self.effective.read() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the roots in force.
+    pub fn set_roots(&self, roots: Vec<Arc<Root>>) {
+        let roots = Arc::new(roots);
+        match self.effective.write() {
+            Ok(mut g) => *g = roots,
+            Err(p) => *p.into_inner() = roots,
+        }
+    }
+
+    /// Resolves a client path against the roots in force.
+    pub fn resolve(&self, path: &str) -> Result<Target> {
+        resolve_in(&self.roots(), path, self.max_path_bytes)
+    }
+}
+
+/// Resolves `path` against `roots`. Pure apart from reading the list.
+pub fn resolve_in(roots: &[Arc<Root>], path: &str, max_path_bytes: usize) -> Result<Target> {
+    let given = path.to_owned();
+    if path.len() > max_path_bytes {
+        return Err(Error::InvalidPath {
+            path: shorten(path),
+            reason: "longer than the path limit",
+        });
+    }
+    if path.contains('\0') {
+        return Err(Error::InvalidPath {
+            path: path.replace('\0', "\\0"),
+            reason: "contains a NUL byte",
+        });
+    }
+    if is_windows_drive(path) {
+        return Err(Error::Invalid(format!(
+            "Access denied - Windows-style path received on a POSIX host: {path}"
+        )));
+    }
+    let trailing_slash = path.len() > 1 && path.ends_with('/');
+    let segs: Vec<&str> = split(path);
+    let (root, rest) = if path.starts_with('/') {
+        pick_root(roots, &segs).ok_or_else(|| Error::OutsideRoots {
+            path: given.clone(),
+        })?
+    } else {
+        let root = roots.first().ok_or_else(|| Error::OutsideRoots {
+            path: given.clone(),
+        })?;
+        (root.clone(), &segs[..])
+    };
+    let mut depth: usize = 0;
+    for seg in rest {
+        match *seg {
+            "." => {}
+            ".." => {
+                depth = depth.checked_sub(1).ok_or_else(|| Error::OutsideRoots {
+                    path: given.clone(),
+                })?;
+            }
+            _ => depth += 1,
+        }
+    }
+    Ok(Target {
+        root,
+        segs: rest.iter().map(|s| (*s).to_owned()).collect(),
+        trailing_slash: trailing_slash && !rest.is_empty(),
+        given,
+    })
+}
+
+fn split(path: &str) -> Vec<&str> {
+    path.split('/').filter(|s| !s.is_empty()).collect()
+}
+
+/// Picks the root whose spelling is the longest whole-component prefix.
+fn pick_root<'a, 'b>(roots: &'a [Arc<Root>], segs: &'b [&'b str]) -> Option<(Arc<Root>, &'b [&'b str])> {
+    let mut best: Option<(usize, &'a Arc<Root>)> = None;
+    for root in roots {
+        for spelling in root.spellings() {
+            let rsegs = split(spelling);
+            if rsegs.len() <= segs.len()
+                && rsegs.iter().zip(segs).all(|(a, b)| a == b)
+                && best.is_none_or(|(n, _)| rsegs.len() > n)
+            {
+                best = Some((rsegs.len(), root));
+            }
+        }
+    }
+    best.map(|(n, root)| (root.clone(), segs.get(n..).unwrap_or(&[])))
+}
+
+fn is_windows_drive(p: &str) -> bool {
+    let b = p.as_bytes();
+    b.len() >= 2
+        && b[0].is_ascii_alphabetic()
+        && b[1] == b':'
+        && (b.len() == 2 || b[2] == b'\\' || b[2] == b'/')
+}
+
+fn shorten(p: &str) -> String {
+    let mut end = 64.min(p.len());
+    while !p.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &p[..end])
+}
+
+/// Parses a `file://` root URI into an absolute path (percent-decoded: a URI
+/// is encoded by definition, unlike a tool's path argument).
+pub fn file_uri_path(uri: &str) -> Option<String> {
+    let rest = uri.strip_prefix("file://")?;
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let s = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(s, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(display: &str) -> Arc<Root> {
+        #[allow(clippy::disallowed_methods)]
+        let dir = cap_std::fs::Dir::open_ambient_dir("/", cap_std::ambient_authority())
+            .expect("open /");
+        Arc::new(Root {
+            display: display.to_owned(),
+            resolved: None,
+            dir: Arc::new(dir),
+        })
+    }
+
+    fn rel(roots: &[Arc<Root>], p: &str) -> Result<(String, String)> {
+        let t = resolve_in(roots, p, 4096)?;
+        Ok((t.root.display.clone(), t.rel()))
+    }
+
+    #[test]
+    fn picks_root_by_whole_components() {
+        let roots = [root("/x/root"), root("/x/root2")];
+        assert_eq!(rel(&roots, "/x/root/a").unwrap(), ("/x/root".into(), "a".into()));
+        assert_eq!(rel(&roots, "/x/root2/a").unwrap(), ("/x/root2".into(), "a".into()));
+        assert!(rel(&roots, "/x/root-evil/a").unwrap_err().is_outside());
+        assert!(rel(&roots, "/x/root'/a").unwrap_err().is_outside());
+        assert!(rel(&roots, "/x/root /a").unwrap_err().is_outside());
+        assert!(rel(&roots, "/x").unwrap_err().is_outside());
+        assert_eq!(rel(&roots, "/x/root").unwrap().1, ".");
+        assert_eq!(rel(&roots, "/x//root///a/").unwrap().1, "a/");
+    }
+
+    #[test]
+    fn relative_paths_use_the_first_root() {
+        let roots = [root("/x/root"), root("/x/root2")];
+        assert_eq!(rel(&roots, "a/b").unwrap(), ("/x/root".into(), "a/b".into()));
+        assert_eq!(rel(&roots, "").unwrap().1, ".");
+        assert_eq!(rel(&roots, ".").unwrap().1, ".");
+    }
+
+    #[test]
+    fn climbing_dotdot_is_refused() {
+        let roots = [root("/x/root")];
+        assert!(rel(&roots, "..").unwrap_err().is_outside());
+        assert!(rel(&roots, "/x/root/..").unwrap_err().is_outside());
+        assert!(rel(&roots, "a/../../b").unwrap_err().is_outside());
+        assert!(rel(&roots, "../root2/r.txt").unwrap_err().is_outside());
+        assert_eq!(rel(&roots, "a/../b").unwrap().1, "a/../b");
+    }
+
+    #[test]
+    fn odd_input_is_refused_or_passed_verbatim() {
+        let roots = [root("/x/root")];
+        assert!(matches!(rel(&roots, "a\0b"), Err(Error::InvalidPath { .. })));
+        assert!(rel(&roots, "C:\\Windows\\x").is_err());
+        assert_eq!(rel(&roots, " 'a' ").unwrap().1, " 'a' ");
+        assert_eq!(rel(&roots, "~/x").unwrap().1, "~/x");
+        assert_eq!(rel(&roots, "a%2e%2e").unwrap().1, "a%2e%2e");
+        assert!(resolve_in(&roots, &"a".repeat(5000), 4096).is_err());
+        assert!(rel(&[], "a").unwrap_err().is_outside());
+    }
+
+    #[test]
+    fn leaf_split() {
+        let roots = [root("/x/root")];
+        let t = resolve_in(&roots, "a/b/c", 4096).unwrap();
+        assert_eq!(t.parent_and_leaf().unwrap(), ("a/b".into(), "c".into()));
+        let t = resolve_in(&roots, "c", 4096).unwrap();
+        assert_eq!(t.parent_and_leaf().unwrap(), (".".into(), "c".into()));
+        assert!(resolve_in(&roots, "/x/root", 4096).unwrap().parent_and_leaf().is_err());
+        assert!(resolve_in(&roots, "a/..", 4096).unwrap().parent_and_leaf().is_err());
+        assert_eq!(resolve_in(&roots, "/x/root/a/./b", 4096).unwrap().display(), "/x/root/a/b");
+    }
+
+    #[test]
+    fn file_uris() {
+        assert_eq!(file_uri_path("file:///a%20b/c").as_deref(), Some("/a b/c"));
+        assert_eq!(file_uri_path("file://localhost/a").as_deref(), Some("/a"));
+        assert_eq!(file_uri_path("http://x/a"), None);
+        assert_eq!(file_uri_path("file:///a%zz"), None);
+    }
+}

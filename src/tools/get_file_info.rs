@@ -1,0 +1,66 @@
+//! `get_file_info`: metadata of one path, following in-root symlinks as the
+//! reference does. Times are printed in UTC. Touches: scope.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use cap_std::fs::MetadataExt;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+
+use super::{Ctx, Output};
+use crate::error::{Error, Result};
+
+/// The tool description.
+pub const DESCRIPTION: &str = "Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. Times are in UTC. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.";
+
+/// Arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The file or directory.
+    pub path: String,
+}
+
+/// Formats a time like JavaScript's `Date#toString()` in UTC.
+pub fn js_date(t: std::io::Result<SystemTime>) -> String {
+    let secs = t
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let dt = chrono::DateTime::from_timestamp(secs, 0).unwrap_or_default();
+    dt.format("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)")
+        .to_string()
+}
+
+/// Stats the path.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let t = ctx.scope.resolve(&p.path)?;
+    let md = t
+        .root
+        .dir
+        .metadata(t.rel())
+        .map_err(|e| Error::io("stat", &p.path, &e))?;
+    let text = format!(
+        "size: {}\ncreated: {}\nmodified: {}\naccessed: {}\nisDirectory: {}\nisFile: {}\npermissions: {:03o}",
+        md.len(),
+        js_date(md.created().map(|t| t.into_std())),
+        js_date(md.modified().map(|t| t.into_std())),
+        js_date(md.accessed().map(|t| t.into_std())),
+        md.is_dir(),
+        md.is_file(),
+        md.mode() & 0o777,
+    );
+    Ok(Output::Text(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn date_format() {
+        let t = UNIX_EPOCH + std::time::Duration::from_secs(1_796_014_062);
+        assert_eq!(js_date(Ok(t)), "Mon Nov 30 2026 05:27:42 GMT+0000 (Coordinated Universal Time)");
+    }
+}

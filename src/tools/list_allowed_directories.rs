@@ -1,0 +1,24 @@
+//! `list_allowed_directories`: the roots in force. Touches: scope.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+
+use super::{Ctx, Output};
+use crate::error::Result;
+
+/// The tool description.
+pub const DESCRIPTION: &str = "Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.";
+
+/// No parameters; unknown ones are refused.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {}
+
+/// Lists each root's spellings.
+pub fn run(ctx: &Ctx, _p: Params) -> Result<Output> {
+    let mut text = String::from("Allowed directories:\n");
+    let roots = ctx.scope.roots();
+    let spellings: Vec<&str> = roots.iter().flat_map(|r| r.spellings()).collect();
+    text.push_str(&spellings.join("\n"));
+    Ok(Output::Text(text))
+}

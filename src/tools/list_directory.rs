@@ -1,0 +1,55 @@
+//! `list_directory`: one directory's entries, `[DIR]`, `[FILE]` or `[LINK]`,
+//! never following a symlink. Touches: scope, walk.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+
+use super::{Ctx, Output};
+use crate::error::{Error, Result};
+use crate::walk::{self, Kind};
+
+/// The tool description.
+pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.";
+
+/// Arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The directory to list.
+    pub path: String,
+}
+
+/// The line prefix for an entry kind.
+pub fn prefix(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Dir => "[DIR]",
+        Kind::Symlink => "[LINK]",
+        Kind::File | Kind::Other => "[FILE]",
+    }
+}
+
+/// Opens the directory a client path names (following in-root symlinks).
+pub fn open_dir(ctx: &Ctx, path: &str) -> Result<cap_std::fs::Dir> {
+    let t = ctx.scope.resolve(path)?;
+    t.root
+        .dir
+        .open_dir(t.rel())
+        .map_err(|e| Error::io("scandir", path, &e))
+}
+
+/// Lists the directory in byte order of names.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let dir = open_dir(ctx, &p.path)?;
+    let (entries, truncated) = walk::read_entries(&dir, false, ctx.limits.max_list_entries, &p.path)?;
+    let mut lines: Vec<String> = entries
+        .iter()
+        .map(|e| format!("{} {}", prefix(e.kind), e.name))
+        .collect();
+    if truncated {
+        lines.push(format!(
+            "[truncated: only the first {} entries are listed]",
+            ctx.limits.max_list_entries
+        ));
+    }
+    Ok(Output::Text(lines.join("\n")))
+}

@@ -1,0 +1,169 @@
+//! `list_directory_with_sizes`: entries with `lstat` sizes, sorted by name
+//! or size, and a summary. A symlink is shown as `[LINK]` with no size: its
+//! target is never stat'ed. Touches: scope, walk.
+
+use std::cmp::Ordering;
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+
+use super::list_directory::{open_dir, prefix};
+use super::{Ctx, Output};
+use crate::error::Result;
+use crate::walk::{self, Kind};
+
+/// The tool description.
+pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes; symbolic links are never followed and show no size. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.";
+
+/// Sort order.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SortBy {
+    /// By name, in a locale-independent approximation of ICU root collation.
+    #[default]
+    Name,
+    /// By size, largest first.
+    Size,
+}
+
+/// Arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Params {
+    /// The directory to list.
+    pub path: String,
+    /// Sort entries by name or size
+    #[serde(default)]
+    pub sort_by: SortBy,
+}
+
+/// Formats a byte count as the reference does (`1.50 MB`).
+pub fn format_size(bytes: u64) -> String {
+    if bytes == 0 {
+        return "0 B".to_owned();
+    }
+    let units = ["B", "KB", "MB", "GB", "TB"];
+    let mut i = 0usize;
+    while i + 1 < units.len() && bytes >= 1024u64.pow(i as u32 + 1) {
+        i += 1;
+    }
+    if i == 0 {
+        return format!("{bytes} B");
+    }
+    let v = bytes as f64 / 1024f64.powi(i as i32);
+    format!("{v:.2} {}", units.get(i).copied().unwrap_or("TB"))
+}
+
+const PUNCT: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+
+fn fold(c: char) -> (u8, u32, u32, u8) {
+    // (class, primary, secondary, tertiary)
+    if c.is_whitespace() {
+        return (0, c as u32, 0, 0);
+    }
+    if let Some(i) = PUNCT.find(c) {
+        return (1, i as u32, 0, 0);
+    }
+    if c.is_ascii_digit() {
+        return (3, c as u32, 0, 0);
+    }
+    let lower = c.to_lowercase().next().unwrap_or(c);
+    let tertiary = u8::from(c != lower);
+    let (base, accent) = match lower {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => ('a', lower as u32),
+        'ç' => ('c', lower as u32),
+        'è' | 'é' | 'ê' | 'ë' => ('e', lower as u32),
+        'ì' | 'í' | 'î' | 'ï' => ('i', lower as u32),
+        'ñ' => ('n', lower as u32),
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' => ('o', lower as u32),
+        'ù' | 'ú' | 'û' | 'ü' => ('u', lower as u32),
+        'ý' | 'ÿ' => ('y', lower as u32),
+        other => (other, 0),
+    };
+    if base.is_alphabetic() {
+        (4, base as u32, accent, tertiary)
+    } else {
+        (5, base as u32, 0, tertiary)
+    }
+}
+
+/// A deterministic, locale-independent approximation of ICU root collation
+/// (`localeCompare`): punctuation before digits before letters, letters
+/// case- and accent-insensitive first, then accents, then lowercase first,
+/// then bytes.
+pub fn collate(a: &str, b: &str) -> Ordering {
+    let ka: Vec<_> = a.chars().map(fold).collect();
+    let kb: Vec<_> = b.chars().map(fold).collect();
+    let primary = |k: &[(u8, u32, u32, u8)]| k.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>();
+    primary(&ka)
+        .cmp(&primary(&kb))
+        .then_with(|| ka.iter().map(|x| x.2).cmp(kb.iter().map(|x| x.2)))
+        .then_with(|| ka.iter().map(|x| x.3).cmp(kb.iter().map(|x| x.3)))
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+}
+
+/// Lists with sizes and the summary lines.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let dir = open_dir(ctx, &p.path)?;
+    let (mut entries, truncated) =
+        walk::read_entries(&dir, true, ctx.limits.max_list_entries, &p.path)?;
+    match p.sort_by {
+        SortBy::Name => entries.sort_by(|a, b| collate(&a.name, &b.name)),
+        SortBy::Size => entries.sort_by_key(|e| std::cmp::Reverse(e.size.unwrap_or(0))),
+    }
+    let mut lines = Vec::with_capacity(entries.len() + 3);
+    let (mut files, mut dirs, mut total) = (0u64, 0u64, 0u64);
+    for e in &entries {
+        match e.kind {
+            Kind::Dir => {
+                dirs += 1;
+                lines.push(format!("[DIR] {:<30} ", e.name));
+            }
+            Kind::Symlink => {
+                files += 1;
+                lines.push(format!("{} {:<30} ", prefix(e.kind), e.name));
+            }
+            Kind::File | Kind::Other => {
+                files += 1;
+                let size = e.size.unwrap_or(0);
+                total += size;
+                lines.push(format!("[FILE] {:<30} {:>10}", e.name, format_size(size)));
+            }
+        }
+    }
+    if truncated {
+        lines.push(format!(
+            "[truncated: only the first {} entries are listed]",
+            ctx.limits.max_list_entries
+        ));
+    }
+    lines.push(String::new());
+    lines.push(format!("Total: {files} files, {dirs} directories"));
+    lines.push(format!("Combined size: {}", format_size(total)));
+    Ok(Output::Text(lines.join("\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_format_like_the_reference() {
+        assert_eq!(format_size(0), "0 B");
+        assert_eq!(format_size(1023), "1023 B");
+        assert_eq!(format_size(1024), "1.00 KB");
+        assert_eq!(format_size(1048575), "1024.00 KB");
+        assert_eq!(format_size(1572864), "1.50 MB");
+        assert_eq!(format_size(8397), "8.20 KB");
+    }
+
+    #[test]
+    fn collation_matches_observed_reference_order() {
+        let mut v = vec!["zeta", "Mid", "é", "beta", "alpha", "9", "10", "_u"];
+        v.sort_by(|a, b| collate(a, b));
+        assert_eq!(v, ["_u", "10", "9", "alpha", "beta", "é", "Mid", "zeta"]);
+        let mut w = vec!["utf8.txt", "UPPER.PNG", "sub", ".git", ".env", "a", "bad.bin"];
+        w.sort_by(|a, b| collate(a, b));
+        assert_eq!(w, [".env", ".git", "a", "bad.bin", "sub", "UPPER.PNG", "utf8.txt"]);
+    }
+}

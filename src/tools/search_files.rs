@@ -1,0 +1,90 @@
+//! `search_files`: glob search by relative path, never descending through a
+//! symlink; bounded. Touches: scope, walk, glob.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+
+use super::list_directory::open_dir;
+use super::{Ctx, Output};
+use crate::error::Result;
+use crate::glob::{ExcludeStyle, Excludes, Pattern};
+use crate::scope::join_display;
+use crate::walk::{self, Entry, Kind, Visit, Visitor, WalkLimits};
+
+/// The tool description.
+pub const DESCRIPTION: &str = "Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the 'path' argument. Use pattern like '*.ext' to match files in that directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Symbolic links are matched by name but never descended into. Great for finding files when you don't know their exact location. Only searches within allowed directories.";
+
+/// Arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Params {
+    /// The directory to search under.
+    pub path: String,
+    /// Glob pattern matched against paths relative to `path`.
+    pub pattern: String,
+    /// Glob patterns of relative paths to skip (and not descend into).
+    #[serde(default)]
+    pub exclude_patterns: Vec<String>,
+}
+
+struct Search<'a> {
+    pattern: &'a Pattern,
+    excludes: &'a Excludes,
+    base: String,
+    found: Vec<String>,
+}
+
+impl Visitor for Search<'_> {
+    fn entry(&mut self, parent: &cap_std::fs::Dir, rel: &str, entry: &Entry, _depth: usize) -> Visit {
+        if self.excludes.is_match(rel) {
+            return Visit::Prune;
+        }
+        if self.pattern.is_match(rel) {
+            // As in the reference, a symlink is reported only when it
+            // resolves inside the root; outside and dangling are both
+            // skipped, so nothing is learned about the outside.
+            let keep = entry.kind != Kind::Symlink || parent.metadata(&entry.raw).is_ok();
+            if keep {
+                self.found.push(format!("{}/{rel}", self.base));
+            }
+        }
+        Visit::Continue
+    }
+}
+
+/// Runs the search.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let pattern = Pattern::new(&p.pattern, ctx.limits.max_pattern_bytes)?;
+    let excludes = Excludes::new(
+        &p.exclude_patterns,
+        ExcludeStyle::Literal,
+        ctx.limits.max_pattern_bytes,
+        ctx.limits.max_exclude_patterns,
+    )?;
+    let t = ctx.scope.resolve(&p.path)?;
+    let dir = open_dir(ctx, &p.path)?;
+    let base = join_display(&t.root.display, &t.segs);
+    let base = base.trim_end_matches('/').to_owned();
+    let mut s = Search {
+        pattern: &pattern,
+        excludes: &excludes,
+        base,
+        found: Vec::new(),
+    };
+    let limits = WalkLimits {
+        max_entries: ctx.limits.max_walk_entries,
+        max_depth: ctx.limits.max_walk_depth,
+        cancel: ctx.cancel.clone(),
+    };
+    let truncated = walk::walk(&dir, &limits, &mut s)?;
+    let mut text = if s.found.is_empty() {
+        "No matches found".to_owned()
+    } else {
+        s.found.join("\n")
+    };
+    if let Some(t) = truncated {
+        text.push_str("\n\n");
+        text.push_str(&walk::truncation_note(t));
+    }
+    Ok(Output::Text(text))
+}
