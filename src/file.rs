@@ -11,8 +11,8 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use cap_std::fs::{Dir, File, FileType, MetadataExt, OpenOptions, OpenOptionsExt};
 use cap_fs_ext::FileTypeExt;
+use cap_std::fs::{Dir, File, FileType, MetadataExt, OpenOptions, OpenOptionsExt};
 
 use crate::error::{Error, Result};
 
@@ -38,7 +38,9 @@ pub fn kind_name(ft: FileType) -> &'static str {
 /// Opens `rel` beneath `dir` for reading, refusing anything but a regular file.
 /// Returns the file and its size.
 pub fn open_regular(dir: &Dir, rel: &str, given: &str) -> Result<(File, u64)> {
-    let md = dir.metadata(rel).map_err(|e| Error::io("open", given, &e))?;
+    let md = dir
+        .metadata(rel)
+        .map_err(|e| Error::io("open", given, &e))?;
     if md.is_dir() {
         return Err(Error::IsADirectory { op: "read" });
     }

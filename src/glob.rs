@@ -156,7 +156,8 @@ mod tests {
 
     #[test]
     fn exclude_styles() {
-        let tree = Excludes::new(&["nested".into()], ExcludeStyle::BareNameAnywhere, 1024, 8).unwrap();
+        let tree =
+            Excludes::new(&["nested".into()], ExcludeStyle::BareNameAnywhere, 1024, 8).unwrap();
         assert!(tree.is_match("sub/nested"));
         assert!(tree.is_match("nested/a"));
         let search = Excludes::new(&["nested".into()], ExcludeStyle::Literal, 1024, 8).unwrap();

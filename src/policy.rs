@@ -55,7 +55,9 @@ pub enum PolicyError {
         given: String,
     },
     /// Nothing would be enabled.
-    #[error("no tool is enabled: the --allow/--deny selectors leave nothing for the agent to call (allowed: {allowed}, denied: {denied})")]
+    #[error(
+        "no tool is enabled: the --allow/--deny selectors leave nothing for the agent to call (allowed: {allowed}, denied: {denied})"
+    )]
     NothingEnabled {
         /// The allow selectors.
         allowed: String,
@@ -187,7 +189,11 @@ mod tests {
 
     #[test]
     fn write_without_moves() {
-        let pol = p(&["filesystem.read", "filesystem.write"], &["filesystem/move_file"]).unwrap();
+        let pol = p(
+            &["filesystem.read", "filesystem.write"],
+            &["filesystem/move_file"],
+        )
+        .unwrap();
         assert_eq!(pol.enabled_tools().len(), 12);
         assert!(!pol.is_enabled("move_file"));
         assert!(pol.is_enabled("edit_file"));
@@ -195,18 +201,42 @@ mod tests {
 
     #[test]
     fn deny_beats_allow() {
-        let pol = p(&["filesystem/write_file", "filesystem/read_text_file"], &["filesystem/write_file"]).unwrap();
+        let pol = p(
+            &["filesystem/write_file", "filesystem/read_text_file"],
+            &["filesystem/write_file"],
+        )
+        .unwrap();
         assert_eq!(pol.enabled_tools(), vec!["read_text_file"]);
     }
 
     #[test]
     fn bad_selectors() {
-        for bad in ["", "filesystem.", "filesystem/", "filesystem/nope", "Filesystem.read", " filesystem.read", "filesystem.exec", "fs.read", "filesystem/read_file"] {
+        for bad in [
+            "",
+            "filesystem.",
+            "filesystem/",
+            "filesystem/nope",
+            "Filesystem.read",
+            " filesystem.read",
+            "filesystem.exec",
+            "fs.read",
+            "filesystem/read_file",
+        ] {
             let e = p(&[bad], &[]).unwrap_err();
-            assert!(e.to_string().contains("valid selectors: filesystem, filesystem.read"), "{bad}: {e}");
+            assert!(
+                e.to_string()
+                    .contains("valid selectors: filesystem, filesystem.read"),
+                "{bad}: {e}"
+            );
             assert!(p(&[], &[bad]).is_err());
         }
-        assert!(matches!(p(&[], &["filesystem"]), Err(PolicyError::NothingEnabled { .. })));
-        assert!(matches!(p(&["filesystem.read"], &["filesystem.read"]), Err(PolicyError::NothingEnabled { .. })));
+        assert!(matches!(
+            p(&[], &["filesystem"]),
+            Err(PolicyError::NothingEnabled { .. })
+        ));
+        assert!(matches!(
+            p(&["filesystem.read"], &["filesystem.read"]),
+            Err(PolicyError::NothingEnabled { .. })
+        ));
     }
 }

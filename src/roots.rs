@@ -65,9 +65,9 @@ pub enum RootError {
 #[allow(clippy::disallowed_methods)] // the one ambient-authority site, by design
 pub fn open(given: &Path) -> Result<Root, RootError> {
     let lossy = given.to_string_lossy().into_owned();
-    let Some(given_str) = given.to_str() else {
+    if given.to_str().is_none() {
         return Err(RootError::NotUtf8(lossy));
-    };
+    }
     let dir = match Dir::open_ambient_dir(given, cap_std::ambient_authority()) {
         Ok(dir) => dir,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -76,12 +76,17 @@ pub fn open(given: &Path) -> Result<Root, RootError> {
         Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error()) => {
             return Err(RootError::NotADirectory(lossy));
         }
-        Err(source) => return Err(RootError::Open { path: lossy, source }),
-    };
-    if let Ok(st) = rustix::fs::fstatfs(&dir) {
-        if st.f_type as u64 == PROC_SUPER_MAGIC {
-            return Err(RootError::Procfs(lossy));
+        Err(source) => {
+            return Err(RootError::Open {
+                path: lossy,
+                source,
+            });
         }
+    };
+    if let Ok(st) = rustix::fs::fstatfs(&dir)
+        && st.f_type as u64 == PROC_SUPER_MAGIC
+    {
+        return Err(RootError::Procfs(lossy));
     }
     let absolute = std::path::absolute(given).map_err(|source| RootError::Open {
         path: lossy.clone(),
@@ -92,7 +97,6 @@ pub fn open(given: &Path) -> Result<Root, RootError> {
         .ok()
         .and_then(|p| p.to_str().map(|s| strip_trailing_slashes(s).to_owned()))
         .filter(|r| *r != display);
-    let _ = given_str;
     Ok(Root {
         display,
         resolved,

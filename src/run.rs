@@ -107,7 +107,10 @@ pub fn filesystem(args: FsArgs) -> ExitCode {
             "limits": limits,
             "landlock": landlock.to_string(),
         });
-        println!("{}", serde_json::to_string_pretty(&config).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&config).unwrap_or_default()
+        );
         return ExitCode::SUCCESS;
     }
     eprintln!("tuls: roots: {}", root_list.join(", "));

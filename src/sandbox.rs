@@ -34,10 +34,17 @@ pub enum Status {
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Status::Active { enforcement, read_only } => write!(
+            Status::Active {
+                enforcement,
+                read_only,
+            } => write!(
                 f,
                 "active ({enforcement}; roots {})",
-                if *read_only { "read-only" } else { "read-write" }
+                if *read_only {
+                    "read-only"
+                } else {
+                    "read-write"
+                }
             ),
             Status::Unavailable => write!(f, "unavailable on this kernel; running without it"),
             Status::Disabled => write!(f, "disabled by --no-landlock"),

@@ -196,7 +196,10 @@ fn split(path: &str) -> Vec<&str> {
 }
 
 /// Picks the root whose spelling is the longest whole-component prefix.
-fn pick_root<'a, 'b>(roots: &'a [Arc<Root>], segs: &'b [&'b str]) -> Option<(Arc<Root>, &'b [&'b str])> {
+fn pick_root<'a, 'b>(
+    roots: &'a [Arc<Root>],
+    segs: &'b [&'b str],
+) -> Option<(Arc<Root>, &'b [&'b str])> {
     let mut best: Option<(usize, &'a Arc<Root>)> = None;
     for root in roots {
         for spelling in root.spellings() {
@@ -259,8 +262,8 @@ mod tests {
 
     fn root(display: &str) -> Arc<Root> {
         #[allow(clippy::disallowed_methods)]
-        let dir = cap_std::fs::Dir::open_ambient_dir("/", cap_std::ambient_authority())
-            .expect("open /");
+        let dir =
+            cap_std::fs::Dir::open_ambient_dir("/", cap_std::ambient_authority()).expect("open /");
         Arc::new(Root {
             display: display.to_owned(),
             resolved: None,
@@ -276,8 +279,14 @@ mod tests {
     #[test]
     fn picks_root_by_whole_components() {
         let roots = [root("/x/root"), root("/x/root2")];
-        assert_eq!(rel(&roots, "/x/root/a").unwrap(), ("/x/root".into(), "a".into()));
-        assert_eq!(rel(&roots, "/x/root2/a").unwrap(), ("/x/root2".into(), "a".into()));
+        assert_eq!(
+            rel(&roots, "/x/root/a").unwrap(),
+            ("/x/root".into(), "a".into())
+        );
+        assert_eq!(
+            rel(&roots, "/x/root2/a").unwrap(),
+            ("/x/root2".into(), "a".into())
+        );
         assert!(rel(&roots, "/x/root-evil/a").unwrap_err().is_outside());
         assert!(rel(&roots, "/x/root'/a").unwrap_err().is_outside());
         assert!(rel(&roots, "/x/root /a").unwrap_err().is_outside());
@@ -289,7 +298,10 @@ mod tests {
     #[test]
     fn relative_paths_use_the_first_root() {
         let roots = [root("/x/root"), root("/x/root2")];
-        assert_eq!(rel(&roots, "a/b").unwrap(), ("/x/root".into(), "a/b".into()));
+        assert_eq!(
+            rel(&roots, "a/b").unwrap(),
+            ("/x/root".into(), "a/b".into())
+        );
         assert_eq!(rel(&roots, "").unwrap().1, ".");
         assert_eq!(rel(&roots, ".").unwrap().1, ".");
     }
@@ -307,7 +319,10 @@ mod tests {
     #[test]
     fn odd_input_is_refused_or_passed_verbatim() {
         let roots = [root("/x/root")];
-        assert!(matches!(rel(&roots, "a\0b"), Err(Error::InvalidPath { .. })));
+        assert!(matches!(
+            rel(&roots, "a\0b"),
+            Err(Error::InvalidPath { .. })
+        ));
         assert!(rel(&roots, "C:\\Windows\\x").is_err());
         assert_eq!(rel(&roots, " 'a' ").unwrap().1, " 'a' ");
         assert_eq!(rel(&roots, "~/x").unwrap().1, "~/x");
@@ -323,9 +338,22 @@ mod tests {
         assert_eq!(t.parent_and_leaf().unwrap(), ("a/b".into(), "c".into()));
         let t = resolve_in(&roots, "c", 4096).unwrap();
         assert_eq!(t.parent_and_leaf().unwrap(), (".".into(), "c".into()));
-        assert!(resolve_in(&roots, "/x/root", 4096).unwrap().parent_and_leaf().is_err());
-        assert!(resolve_in(&roots, "a/..", 4096).unwrap().parent_and_leaf().is_err());
-        assert_eq!(resolve_in(&roots, "/x/root/a/./b", 4096).unwrap().display(), "/x/root/a/b");
+        assert!(
+            resolve_in(&roots, "/x/root", 4096)
+                .unwrap()
+                .parent_and_leaf()
+                .is_err()
+        );
+        assert!(
+            resolve_in(&roots, "a/..", 4096)
+                .unwrap()
+                .parent_and_leaf()
+                .is_err()
+        );
+        assert_eq!(
+            resolve_in(&roots, "/x/root/a/./b", 4096).unwrap().display(),
+            "/x/root/a/b"
+        );
     }
 
     #[test]

@@ -78,14 +78,19 @@ impl Server {
     /// Runs one tool call to completion, in process (used by the MCP handler
     /// and by the fuzz targets). Returns the MCP result, or `None` when the
     /// tool is not enabled (the caller refuses it as an unknown tool).
-    pub async fn call(&self, name: &str, args: Value, ctx_ct: tokio_util::sync::CancellationToken) -> Option<CallToolResult> {
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        ctx_ct: tokio_util::sync::CancellationToken,
+    ) -> Option<CallToolResult> {
         if !self.inner.policy.is_enabled(name) {
             return None;
         }
-        if tools::takes_path(name) {
-            if let Err(msg) = self.wait_for_roots().await {
-                return Some(error_result(msg));
-            }
+        if tools::takes_path(name)
+            && let Err(msg) = self.wait_for_roots().await
+        {
+            return Some(error_result(msg));
         }
         let ctx = Ctx {
             scope: self.inner.scope.clone(),
@@ -101,8 +106,13 @@ impl Server {
             Ok(Ok(Ok(out))) => success_result(out),
             Ok(Ok(Err(e))) => error_result(e.to_string()),
             Ok(Err(_)) | Err(_) => {
-                tracing::error!(tool = name, "tool panicked; the call failed, the server goes on");
-                error_result(format!("Internal error in tool {name}; the server is still running"))
+                tracing::error!(
+                    tool = name,
+                    "tool panicked; the call failed, the server goes on"
+                );
+                error_result(format!(
+                    "Internal error in tool {name}; the server is still running"
+                ))
             }
         })
     }
@@ -152,7 +162,10 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
         let t = match resolve_in(cli, &path, max_path_bytes) {
             Ok(t) => t,
             Err(_) => {
-                tracing::warn!(uri, "ignoring client root: not beneath any allowed directory");
+                tracing::warn!(
+                    uri,
+                    "ignoring client root: not beneath any allowed directory"
+                );
                 continue;
             }
         };
@@ -162,7 +175,10 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
                 resolved: None,
                 dir: Arc::new(dir),
             })),
-            Err(_) => tracing::warn!(uri, "ignoring client root: not a directory beneath an allowed directory"),
+            Err(_) => tracing::warn!(
+                uri,
+                "ignoring client root: not a directory beneath an allowed directory"
+            ),
         }
     }
     out
@@ -261,7 +277,10 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let args = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+        let args = request
+            .arguments
+            .map(Value::Object)
+            .unwrap_or_else(|| json!({}));
         match self.call(&request.name, args, context.ct.clone()).await {
             Some(r) => Ok(r.into()),
             None => Err(McpError::invalid_params(

@@ -12,7 +12,12 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 pub const OVERSIZED_METHOD: &str = "tuls/requestTooLarge";
 
 /// A bounded stdin reader and stdout, for `serve`.
-pub fn stdio(max: usize) -> (impl AsyncRead + Send + Unpin + 'static, impl AsyncWrite + Send + Unpin + 'static) {
+pub fn stdio(
+    max: usize,
+) -> (
+    impl AsyncRead + Send + Unpin + 'static,
+    impl AsyncWrite + Send + Unpin + 'static,
+) {
     let (mut tx, rx) = tokio::io::duplex(256 * 1024);
     tokio::spawn(async move {
         if let Err(e) = pump(tokio::io::stdin(), &mut tx, max).await {
@@ -59,7 +64,10 @@ where
         reader.consume(consumed);
         if done.is_some() {
             if oversized {
-                tracing::warn!(max, "discarded a request line longer than --max-request-bytes");
+                tracing::warn!(
+                    max,
+                    "discarded a request line longer than --max-request-bytes"
+                );
                 if let Some(id) = scrape_id(&line) {
                     let stand_in = format!(
                         "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{OVERSIZED_METHOD}\",\"params\":{{}}}}\n"
@@ -86,12 +94,18 @@ pub fn scrape_id(prefix: &[u8]) -> Option<String> {
     if let Some(s) = rest.strip_prefix('"') {
         let end = s.find('"')?;
         let id = s.get(..end)?;
-        if id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c)) {
+        if id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
+        {
             return Some(format!("\"{id}\""));
         }
         return None;
     }
-    let num: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+    let num: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '-')
+        .collect();
     (!num.is_empty() && num.len() < 20).then_some(num)
 }
 
@@ -101,15 +115,22 @@ mod tests {
 
     #[test]
     fn ids() {
-        assert_eq!(scrape_id(br#"{"jsonrpc":"2.0","id":42,"method":"x"#).as_deref(), Some("42"));
-        assert_eq!(scrape_id(br#"{"id": "ab-1", "#).as_deref(), Some("\"ab-1\""));
+        assert_eq!(
+            scrape_id(br#"{"jsonrpc":"2.0","id":42,"method":"x"#).as_deref(),
+            Some("42")
+        );
+        assert_eq!(
+            scrape_id(br#"{"id": "ab-1", "#).as_deref(),
+            Some("\"ab-1\"")
+        );
         assert_eq!(scrape_id(br#"{"method":"x""#), None);
         assert_eq!(scrape_id(br#"{"id":"a\"b"}"#), None);
     }
 
     #[tokio::test]
     async fn long_lines_are_replaced() {
-        let input: &[u8] = b"{\"id\":1}\n{\"id\":2,\"x\":\"aaaaaaaaaaaaaaaaaaaaaaaa\"}\n{\"id\":3}\n";
+        let input: &[u8] =
+            b"{\"id\":1}\n{\"id\":2,\"x\":\"aaaaaaaaaaaaaaaaaaaaaaaa\"}\n{\"id\":3}\n";
         let mut out = Vec::new();
         pump(input, &mut out, 16).await.unwrap();
         let text = String::from_utf8(out).unwrap();

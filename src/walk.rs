@@ -134,7 +134,11 @@ pub trait Visitor {
 
 /// Walks the tree under `start` depth-first, pre-order, children in byte
 /// order. Returns whether the walk was cut short, and why.
-pub fn walk(start: &Dir, limits: &WalkLimits, visitor: &mut dyn Visitor) -> Result<Option<Truncation>> {
+pub fn walk(
+    start: &Dir,
+    limits: &WalkLimits,
+    visitor: &mut dyn Visitor,
+) -> Result<Option<Truncation>> {
     let mut state = State {
         visited: 0,
         truncated: None,
@@ -166,7 +170,10 @@ fn walk_dir(
         return Ok(());
     };
     for entry in entries {
-        if state.truncated.is_some_and(|t| matches!(t, Truncation::Entries(_))) {
+        if state
+            .truncated
+            .is_some_and(|t| matches!(t, Truncation::Entries(_)))
+        {
             return Ok(());
         }
         if state.visited >= limits.max_entries {

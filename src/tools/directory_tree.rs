@@ -42,7 +42,13 @@ struct TreeBuilder<'a> {
 }
 
 impl Visitor for TreeBuilder<'_> {
-    fn entry(&mut self, _parent: &cap_std::fs::Dir, rel: &str, entry: &Entry, _depth: usize) -> Visit {
+    fn entry(
+        &mut self,
+        _parent: &cap_std::fs::Dir,
+        rel: &str,
+        entry: &Entry,
+        _depth: usize,
+    ) -> Visit {
         if self.excludes.is_match(rel) {
             return Visit::Prune;
         }

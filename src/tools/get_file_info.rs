@@ -61,6 +61,9 @@ mod tests {
     #[test]
     fn date_format() {
         let t = UNIX_EPOCH + std::time::Duration::from_secs(1_796_014_062);
-        assert_eq!(js_date(Ok(t)), "Mon Nov 30 2026 05:27:42 GMT+0000 (Coordinated Universal Time)");
+        assert_eq!(
+            js_date(Ok(t)),
+            "Mon Nov 30 2026 04:47:42 GMT+0000 (Coordinated Universal Time)"
+        );
     }
 }

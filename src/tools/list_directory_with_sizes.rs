@@ -162,8 +162,27 @@ mod tests {
         let mut v = vec!["zeta", "Mid", "é", "beta", "alpha", "9", "10", "_u"];
         v.sort_by(|a, b| collate(a, b));
         assert_eq!(v, ["_u", "10", "9", "alpha", "beta", "é", "Mid", "zeta"]);
-        let mut w = vec!["utf8.txt", "UPPER.PNG", "sub", ".git", ".env", "a", "bad.bin"];
+        let mut w = vec![
+            "utf8.txt",
+            "UPPER.PNG",
+            "sub",
+            ".git",
+            ".env",
+            "a",
+            "bad.bin",
+        ];
         w.sort_by(|a, b| collate(a, b));
-        assert_eq!(w, [".env", ".git", "a", "bad.bin", "sub", "UPPER.PNG", "utf8.txt"]);
+        assert_eq!(
+            w,
+            [
+                ".env",
+                ".git",
+                "a",
+                "bad.bin",
+                "sub",
+                "UPPER.PNG",
+                "utf8.txt"
+            ]
+        );
     }
 }

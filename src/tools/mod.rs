@@ -54,8 +54,11 @@ pub enum Output {
 
 /// Deserializes `args` into `T`, refusing unknown fields.
 fn params<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
-    serde_json::from_value(args)
-        .map_err(|e| Error::Invalid(format!("MCP error -32602: Input validation error: Invalid arguments for tool {tool}: {e}")))
+    serde_json::from_value(args).map_err(|e| {
+        Error::Invalid(format!(
+            "MCP error -32602: Input validation error: Invalid arguments for tool {tool}: {e}"
+        ))
+    })
 }
 
 /// Runs the tool `name` with `args`. Blocking: call it off the async runtime.
@@ -107,19 +110,110 @@ fn schema<T: JsonSchema + 'static>() -> Value {
 
 /// The metadata of every tool, in `tools/list` order.
 pub const SPECS: &[Spec] = &[
-    Spec { name: "read_text_file", title: "Read Text File", description: read_text_file::DESCRIPTION, hints: (true, true, false), input: schema::<read_text_file::Params>, media: false },
-    Spec { name: "read_media_file", title: "Read Media File", description: read_media_file::DESCRIPTION, hints: (true, true, false), input: schema::<read_media_file::Params>, media: true },
-    Spec { name: "read_multiple_files", title: "Read Multiple Files", description: read_multiple_files::DESCRIPTION, hints: (true, true, false), input: schema::<read_multiple_files::Params>, media: false },
-    Spec { name: "write_file", title: "Write File", description: write_file::DESCRIPTION, hints: (false, true, true), input: schema::<write_file::Params>, media: false },
-    Spec { name: "edit_file", title: "Edit File", description: edit_file::DESCRIPTION, hints: (false, false, true), input: schema::<edit_file::Params>, media: false },
-    Spec { name: "create_directory", title: "Create Directory", description: create_directory::DESCRIPTION, hints: (false, true, false), input: schema::<create_directory::Params>, media: false },
-    Spec { name: "list_directory", title: "List Directory", description: list_directory::DESCRIPTION, hints: (true, true, false), input: schema::<list_directory::Params>, media: false },
-    Spec { name: "list_directory_with_sizes", title: "List Directory with Sizes", description: list_directory_with_sizes::DESCRIPTION, hints: (true, true, false), input: schema::<list_directory_with_sizes::Params>, media: false },
-    Spec { name: "directory_tree", title: "Directory Tree", description: directory_tree::DESCRIPTION, hints: (true, true, false), input: schema::<directory_tree::Params>, media: false },
-    Spec { name: "move_file", title: "Move File", description: move_file::DESCRIPTION, hints: (false, false, true), input: schema::<move_file::Params>, media: false },
-    Spec { name: "search_files", title: "Search Files", description: search_files::DESCRIPTION, hints: (true, true, false), input: schema::<search_files::Params>, media: false },
-    Spec { name: "get_file_info", title: "Get File Info", description: get_file_info::DESCRIPTION, hints: (true, true, false), input: schema::<get_file_info::Params>, media: false },
-    Spec { name: "list_allowed_directories", title: "List Allowed Directories", description: list_allowed_directories::DESCRIPTION, hints: (true, true, false), input: schema::<list_allowed_directories::Params>, media: false },
+    Spec {
+        name: "read_text_file",
+        title: "Read Text File",
+        description: read_text_file::DESCRIPTION,
+        hints: (true, true, false),
+        input: schema::<read_text_file::Params>,
+        media: false,
+    },
+    Spec {
+        name: "read_media_file",
+        title: "Read Media File",
+        description: read_media_file::DESCRIPTION,
+        hints: (true, true, false),
+        input: schema::<read_media_file::Params>,
+        media: true,
+    },
+    Spec {
+        name: "read_multiple_files",
+        title: "Read Multiple Files",
+        description: read_multiple_files::DESCRIPTION,
+        hints: (true, true, false),
+        input: schema::<read_multiple_files::Params>,
+        media: false,
+    },
+    Spec {
+        name: "write_file",
+        title: "Write File",
+        description: write_file::DESCRIPTION,
+        hints: (false, true, true),
+        input: schema::<write_file::Params>,
+        media: false,
+    },
+    Spec {
+        name: "edit_file",
+        title: "Edit File",
+        description: edit_file::DESCRIPTION,
+        hints: (false, false, true),
+        input: schema::<edit_file::Params>,
+        media: false,
+    },
+    Spec {
+        name: "create_directory",
+        title: "Create Directory",
+        description: create_directory::DESCRIPTION,
+        hints: (false, true, false),
+        input: schema::<create_directory::Params>,
+        media: false,
+    },
+    Spec {
+        name: "list_directory",
+        title: "List Directory",
+        description: list_directory::DESCRIPTION,
+        hints: (true, true, false),
+        input: schema::<list_directory::Params>,
+        media: false,
+    },
+    Spec {
+        name: "list_directory_with_sizes",
+        title: "List Directory with Sizes",
+        description: list_directory_with_sizes::DESCRIPTION,
+        hints: (true, true, false),
+        input: schema::<list_directory_with_sizes::Params>,
+        media: false,
+    },
+    Spec {
+        name: "directory_tree",
+        title: "Directory Tree",
+        description: directory_tree::DESCRIPTION,
+        hints: (true, true, false),
+        input: schema::<directory_tree::Params>,
+        media: false,
+    },
+    Spec {
+        name: "move_file",
+        title: "Move File",
+        description: move_file::DESCRIPTION,
+        hints: (false, false, true),
+        input: schema::<move_file::Params>,
+        media: false,
+    },
+    Spec {
+        name: "search_files",
+        title: "Search Files",
+        description: search_files::DESCRIPTION,
+        hints: (true, true, false),
+        input: schema::<search_files::Params>,
+        media: false,
+    },
+    Spec {
+        name: "get_file_info",
+        title: "Get File Info",
+        description: get_file_info::DESCRIPTION,
+        hints: (true, true, false),
+        input: schema::<get_file_info::Params>,
+        media: false,
+    },
+    Spec {
+        name: "list_allowed_directories",
+        title: "List Allowed Directories",
+        description: list_allowed_directories::DESCRIPTION,
+        hints: (true, true, false),
+        input: schema::<list_allowed_directories::Params>,
+        media: false,
+    },
 ];
 
 fn text_output_schema() -> Value {

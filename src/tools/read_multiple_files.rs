@@ -25,7 +25,8 @@ pub struct Params {
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     if p.paths.is_empty() {
         return Err(Error::Invalid(
-            "Invalid arguments for tool read_multiple_files: paths must hold at least 1 item".to_owned(),
+            "Invalid arguments for tool read_multiple_files: paths must hold at least 1 item"
+                .to_owned(),
         ));
     }
     let max = ctx.limits.max_paths_per_batch;

@@ -35,7 +35,13 @@ struct Search<'a> {
 }
 
 impl Visitor for Search<'_> {
-    fn entry(&mut self, parent: &cap_std::fs::Dir, rel: &str, entry: &Entry, _depth: usize) -> Visit {
+    fn entry(
+        &mut self,
+        parent: &cap_std::fs::Dir,
+        rel: &str,
+        entry: &Entry,
+        _depth: usize,
+    ) -> Visit {
         if self.excludes.is_match(rel) {
             return Visit::Prune;
         }
