@@ -38,7 +38,7 @@ pub fn main() -> ExitCode {
 
 fn init_logging(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .or_else(|_| tracing_subscriber::EnvFilter::try_new(level))
+        .or_else(|_| tracing_subscriber::EnvFilter::try_new(format!("{level},rmcp=warn")))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
