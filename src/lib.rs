@@ -5,8 +5,8 @@
 //! resolve-beneath lookup enforces the scope. See README.md and SECURITY.md.
 
 pub mod cli;
-// pub mod diff;
-// pub mod edit;
+pub mod diff;
+pub mod edit;
 pub mod error;
 pub mod file;
 pub mod glob;

@@ -1,86 +1,99 @@
-//! stdio with a bound on the request line.
+//! stdio transport: bounded request lines in, responses serialized straight
+//! to stdout.
 //!
-//! Owns: reading stdin line by line with at most `max` bytes per line. A
-//! longer line is discarded (never buffered past the bound) and, when its
-//! `id` can be read from its first bytes, replaced by a request that the
-//! server answers with a clear JSON-RPC error; the session goes on.
+//! Owns: framing. Reading: each line is read with at most `max` bytes kept;
+//! a longer line is discarded (never buffered past the bound) and, when its
+//! `id` can be read from its first bytes, replaced by a stand-in request that
+//! the server answers with a clear JSON-RPC error, so the session goes on. A
+//! line that is not JSON-RPC is logged and skipped, as the reference does.
+//! Writing: each message is serialized directly into a buffered, locked
+//! stdout on the blocking pool, so a 20 MiB reply is never copied into a
+//! second whole-message buffer.
 //! May touch: stdin and stdout.
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use std::io::Write as _;
+use std::sync::{Arc, Mutex};
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 
 /// The method of the stand-in request for an oversized line.
 pub const OVERSIZED_METHOD: &str = "tuls/requestTooLarge";
 
-/// A bounded stdin reader and stdout, for `serve`.
-pub fn stdio(
+/// How many bytes of an oversized line are kept to look for its id.
+const ID_PREFIX: usize = 4096;
+
+/// The server side of stdio.
+pub struct Stdio {
+    reader: BufReader<tokio::io::Stdin>,
+    writer: Arc<Mutex<std::io::BufWriter<std::io::Stdout>>>,
     max: usize,
-) -> (
-    impl AsyncRead + Send + Unpin + 'static,
-    impl AsyncWrite + Send + Unpin + 'static,
-) {
-    let (mut tx, rx) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Err(e) = pump(tokio::io::stdin(), &mut tx, max).await {
-            tracing::debug!(error = %e, "stdin pump ended");
-        }
-        let _ = tx.shutdown().await;
-    });
-    (rx, tokio::io::stdout())
+    line: Vec<u8>,
 }
 
-/// Copies lines from `input` to `out`, replacing each line longer than `max`.
-pub async fn pump<R, W>(input: R, out: &mut W, max: usize) -> std::io::Result<()>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let mut reader = BufReader::with_capacity(64 * 1024, input);
-    let mut line: Vec<u8> = Vec::new();
+/// stdio with request lines bounded to `max` bytes.
+pub fn stdio(max: usize) -> Stdio {
+    Stdio {
+        reader: BufReader::with_capacity(64 * 1024, tokio::io::stdin()),
+        writer: Arc::new(Mutex::new(std::io::BufWriter::with_capacity(
+            64 * 1024,
+            std::io::stdout(),
+        ))),
+        max,
+        line: Vec::new(),
+    }
+}
+
+/// One line read by [`read_line`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line (without its `\n`) is in the buffer.
+    Complete,
+    /// The line was longer than the bound; the buffer holds its first bytes.
+    Oversized,
+    /// End of input.
+    Eof,
+}
+
+/// Reads one `\n`-terminated line into `buf`, keeping at most `max` bytes.
+pub async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    buf.clear();
     let mut oversized = false;
+    let mut seen_any = false;
     loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            if !line.is_empty() && !oversized {
-                line.push(b'\n');
-                out.write_all(&line).await?;
-            }
-            return Ok(());
+        let avail = reader.fill_buf().await?;
+        if avail.is_empty() {
+            return Ok(match (seen_any, oversized) {
+                (false, _) => Line::Eof,
+                (true, true) => Line::Oversized,
+                (true, false) => Line::Complete,
+            });
         }
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (buf.get(..i).unwrap_or(&[]), Some(i + 1)),
-            None => (buf, None),
+        seen_any = true;
+        let (chunk, used, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (avail.get(..i).unwrap_or(&[]), i + 1, true),
+            None => (avail, avail.len(), false),
         };
-        if !oversized {
-            if line.len() + chunk.len() > max {
-                oversized = true;
-                // Keep only a prefix, to look for the id.
-                let keep = 4096usize.saturating_sub(line.len()).min(chunk.len());
-                line.extend_from_slice(chunk.get(..keep).unwrap_or(&[]));
-            } else {
-                line.extend_from_slice(chunk);
-            }
+        if !oversized && buf.len() + chunk.len() > max {
+            oversized = true;
+            let keep = ID_PREFIX.saturating_sub(buf.len()).min(chunk.len());
+            buf.extend_from_slice(chunk.get(..keep).unwrap_or(&[]));
+        } else if !oversized {
+            buf.extend_from_slice(chunk);
         }
-        let consumed = done.unwrap_or(buf.len());
-        reader.consume(consumed);
-        if done.is_some() {
-            if oversized {
-                tracing::warn!(
-                    max,
-                    "discarded a request line longer than --max-request-bytes"
-                );
-                if let Some(id) = scrape_id(&line) {
-                    let stand_in = format!(
-                        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{OVERSIZED_METHOD}\",\"params\":{{}}}}\n"
-                    );
-                    out.write_all(stand_in.as_bytes()).await?;
-                }
+        reader.consume(used);
+        if done {
+            return Ok(if oversized {
+                Line::Oversized
             } else {
-                line.push(b'\n');
-                out.write_all(&line).await?;
-            }
-            out.flush().await?;
-            line.clear();
-            oversized = false;
+                Line::Complete
+            });
         }
     }
 }
@@ -109,6 +122,75 @@ pub fn scrape_id(prefix: &[u8]) -> Option<String> {
     (!num.is_empty() && num.len() < 20).then_some(num)
 }
 
+/// The stand-in request for an oversized line with id `id`.
+pub fn stand_in(id: &str) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{OVERSIZED_METHOD}\",\"params\":{{}}}}")
+}
+
+impl Transport<RoleServer> for Stdio {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = self.writer.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let mut out = writer.lock().unwrap_or_else(|p| p.into_inner());
+                serde_json::to_writer(&mut *out, &item).map_err(std::io::Error::other)?;
+                out.write_all(b"\n")?;
+                out.flush()
+            })
+            .await
+            .map_err(std::io::Error::other)?
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let line = match read_line(&mut self.reader, &mut self.line, self.max).await {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::debug!(error = %e, "stdin closed");
+                    return None;
+                }
+            };
+            match line {
+                Line::Eof => return None,
+                Line::Complete => {
+                    if self.line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match serde_json::from_slice(&self.line) {
+                        Ok(msg) => return Some(msg),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "skipping a line that is not a JSON-RPC message")
+                        }
+                    }
+                }
+                Line::Oversized => {
+                    tracing::warn!(
+                        max = self.max,
+                        "discarded a request line longer than --max-request-bytes"
+                    );
+                    if let Some(id) = scrape_id(&self.line)
+                        && let Ok(msg) = serde_json::from_str(&stand_in(&id))
+                    {
+                        return Some(msg);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let writer = self.writer.clone();
+        let mut out = writer.lock().unwrap_or_else(|p| p.into_inner());
+        out.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,28 +209,41 @@ mod tests {
         assert_eq!(scrape_id(br#"{"id":"a\"b"}"#), None);
     }
 
-    #[tokio::test]
-    async fn long_lines_are_replaced() {
-        let input: &[u8] =
-            b"{\"id\":1}\n{\"id\":2,\"x\":\"aaaaaaaaaaaaaaaaaaaaaaaa\"}\n{\"id\":3}\n";
+    #[test]
+    fn stand_in_parses_as_a_request() {
+        let msg: Result<RxJsonRpcMessage<RoleServer>, _> = serde_json::from_str(&stand_in("7"));
+        assert!(msg.is_ok(), "{msg:?}");
+    }
+
+    async fn lines(input: &[u8], max: usize) -> Vec<(Line, Vec<u8>)> {
+        let mut r = BufReader::with_capacity(4, input);
         let mut out = Vec::new();
-        pump(input, &mut out, 16).await.unwrap();
-        let text = String::from_utf8(out).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 3);
-        assert_eq!(lines[0], "{\"id\":1}");
-        assert!(lines[1].contains(OVERSIZED_METHOD) && lines[1].contains("\"id\":2"));
-        assert_eq!(lines[2], "{\"id\":3}");
+        let mut buf = Vec::new();
+        loop {
+            let l = read_line(&mut r, &mut buf, max).await.unwrap();
+            if l == Line::Eof {
+                return out;
+            }
+            out.push((l, buf.clone()));
+        }
     }
 
     #[tokio::test]
-    async fn at_the_limit_passes() {
-        let input: &[u8] = b"0123456789\n";
-        let mut out = Vec::new();
-        pump(input, &mut out, 10).await.unwrap();
-        assert_eq!(out, b"0123456789\n");
-        let mut out = Vec::new();
-        pump(&b"01234567890\n"[..], &mut out, 10).await.unwrap();
-        assert!(out.is_empty());
+    async fn bounds_at_and_past_the_limit() {
+        let got = lines(b"0123456789\n01234567890\nab", 10).await;
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], (Line::Complete, b"0123456789".to_vec()));
+        assert_eq!(got[1].0, Line::Oversized);
+        assert_eq!(got[2], (Line::Complete, b"ab".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn oversized_keeps_only_a_prefix() {
+        let big = vec![b'x'; 100_000];
+        let mut input = big.clone();
+        input.push(b'\n');
+        let got = lines(&input, 10).await;
+        assert_eq!(got[0].0, Line::Oversized);
+        assert!(got[0].1.len() <= ID_PREFIX);
     }
 }
