@@ -4,6 +4,7 @@
 //! afterwards every operation goes through those handles, and the kernel's
 //! resolve-beneath lookup enforces the scope. See README.md and SECURITY.md.
 
+pub mod atomic;
 pub mod cli;
 pub mod diff;
 pub mod edit;
@@ -19,4 +20,5 @@ pub mod scope;
 pub mod server;
 pub mod tools;
 pub mod transport;
+pub mod tree;
 pub mod walk;

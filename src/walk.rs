@@ -2,14 +2,11 @@
 //! symlinks.
 //!
 //! Owns: reading directory entries (type from `d_type`, `lstat` only when the
-//! kernel does not say or when sizes are asked for), and depth-first walks
-//! that descend only into real directories, opened with `O_NOFOLLOW` from
-//! their parent's handle. Each directory's entries are collected and its
-//! `ReadDir` dropped before recursing, so a walk holds one fd per level.
+//! kernel does not say or when sizes are asked for), and the bounds of a
+//! walk. The walks themselves are in [`crate::tree`].
 //!
 //! May touch: `Dir` handles, by single entry names only.
 
-use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, MetadataExt};
 use tokio_util::sync::CancellationToken;
 
@@ -112,99 +109,6 @@ pub enum Truncation {
     Entries(usize),
     /// Some directory lay deeper than the depth cap.
     Depth(usize),
-}
-
-/// What the visitor decides for an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Visit {
-    /// Skip the entry, and do not descend into it.
-    Prune,
-    /// Keep going; descend if it is a directory.
-    Continue,
-}
-
-/// Visitor callbacks for [`walk`].
-pub trait Visitor {
-    /// Called for every entry, in pre-order, with its `/`-joined path relative
-    /// to the walk's start, its parent's handle and its depth (1-based).
-    fn entry(&mut self, parent: &Dir, rel: &str, entry: &Entry, depth: usize) -> Visit;
-    /// Called after a directory's children have been visited.
-    fn leave(&mut self, _rel: &str) {}
-}
-
-/// Walks the tree under `start` depth-first, pre-order, children in byte
-/// order. Returns whether the walk was cut short, and why.
-pub fn walk(
-    start: &Dir,
-    limits: &WalkLimits,
-    visitor: &mut dyn Visitor,
-) -> Result<Option<Truncation>> {
-    let mut state = State {
-        visited: 0,
-        truncated: None,
-    };
-    walk_dir(start, "", 1, limits, visitor, &mut state)?;
-    if limits.cancel.is_cancelled() {
-        return Err(Error::Invalid("The request was cancelled".to_owned()));
-    }
-    Ok(state.truncated)
-}
-
-struct State {
-    visited: usize,
-    truncated: Option<Truncation>,
-}
-
-fn walk_dir(
-    dir: &Dir,
-    prefix: &str,
-    depth: usize,
-    limits: &WalkLimits,
-    visitor: &mut dyn Visitor,
-    state: &mut State,
-) -> Result<()> {
-    if limits.cancel.is_cancelled() {
-        return Ok(());
-    }
-    let Ok((entries, _)) = read_entries(dir, false, usize::MAX, prefix) else {
-        return Ok(());
-    };
-    for entry in entries {
-        if state
-            .truncated
-            .is_some_and(|t| matches!(t, Truncation::Entries(_)))
-        {
-            return Ok(());
-        }
-        if state.visited >= limits.max_entries {
-            state.truncated = Some(Truncation::Entries(limits.max_entries));
-            return Ok(());
-        }
-        state.visited += 1;
-        let rel = if prefix.is_empty() {
-            entry.name.clone()
-        } else {
-            format!("{prefix}/{}", entry.name)
-        };
-        if visitor.entry(dir, &rel, &entry, depth) == Visit::Prune {
-            continue;
-        }
-        if entry.kind == Kind::Dir {
-            if depth >= limits.max_depth {
-                if state.truncated.is_none() {
-                    state.truncated = Some(Truncation::Depth(limits.max_depth));
-                }
-                visitor.leave(&rel);
-                continue;
-            }
-            // O_NOFOLLOW: a directory swapped for a symlink is not entered.
-            if let Ok(sub) = dir.open_dir_nofollow(&entry.raw) {
-                walk_dir(&sub, &rel, depth + 1, limits, visitor, state)?;
-            }
-            visitor.leave(&rel);
-        }
-    }
-    Ok(())
 }
 
 /// A note appended to a truncated result.

@@ -1,15 +1,17 @@
 //! `directory_tree`: a bounded recursive JSON tree that never descends
 //! through a symlink and shows one as `"type": "symlink"`. Touches: scope,
-//! walk, glob.
+//! tree, glob.
 
 use rmcp::schemars::{self, JsonSchema};
-use serde::{Deserialize, Serialize};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::list_directory::open_dir;
 use super::{Ctx, Output};
 use crate::error::{Error, Result};
 use crate::glob::{ExcludeStyle, Excludes};
-use crate::walk::{self, Entry, Kind, Visit, Visitor, WalkLimits};
+use crate::tree::{self, Item, ParVisitor};
+use crate::walk::{self, Entry, Kind, WalkLimits};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory/symlink), and 'children' for directories. Files and symlinks have no children array, while directories always have a children array (which may be empty). Symbolic links are never followed. The output is formatted with 2-space indentation for readability. Very large trees are cut at the entry and depth limits, and the cut is noted after the JSON. Only works within allowed directories.";
@@ -25,72 +27,52 @@ pub struct Params {
     pub exclude_patterns: Vec<String>,
 }
 
-/// One node of the tree, serialized in the reference's key order.
-#[derive(Debug, Serialize)]
-pub struct Node {
-    name: String,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    children: Option<Vec<Node>>,
-}
+struct Exclude<'a>(&'a Excludes);
 
-struct TreeBuilder<'a> {
-    excludes: &'a Excludes,
-    /// Open directories, innermost last; the bottom is the tree's top level.
-    stack: Vec<Vec<Node>>,
-}
-
-impl Visitor for TreeBuilder<'_> {
-    fn entry(
-        &mut self,
+impl ParVisitor for Exclude<'_> {
+    type Value = ();
+    fn visit(
+        &self,
         _parent: &cap_std::fs::Dir,
         rel: &str,
-        entry: &Entry,
+        _entry: &Entry,
         _depth: usize,
-    ) -> Visit {
-        if self.excludes.is_match(rel) {
-            return Visit::Prune;
+    ) -> Option<()> {
+        (!self.0.is_match(rel)).then_some(())
+    }
+}
+
+/// Serializes walk items as the reference's `{name, type, children}` nodes,
+/// straight from the walk's result.
+struct Nodes<'a>(&'a [Item<()>]);
+
+impl Serialize for Nodes<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for item in self.0 {
+            seq.serialize_element(&Node(item))?;
         }
-        let kind = match entry.kind {
+        seq.end()
+    }
+}
+
+struct Node<'a>(&'a Item<()>);
+
+impl Serialize for Node<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let item = self.0;
+        let kind = match item.entry.kind {
             Kind::Dir => "directory",
             Kind::Symlink => "symlink",
             Kind::File | Kind::Other => "file",
         };
-        let node = Node {
-            name: entry.name.clone(),
-            kind,
-            children: None,
-        };
-        if entry.kind == Kind::Dir {
-            self.stack.push(Vec::new());
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &item.entry.name)?;
+        map.serialize_entry("type", kind)?;
+        if item.entry.kind == Kind::Dir {
+            map.serialize_entry("children", &Nodes(item.children.as_deref().unwrap_or(&[])))?;
         }
-        // A file goes straight into its parent; a directory is pushed to
-        // its parent when it is left.
-        if entry.kind != Kind::Dir {
-            if let Some(top) = self.stack.last_mut() {
-                top.push(node);
-            }
-        } else if let Some(pending) = self.stack.last_mut() {
-            // Remember the directory's own node as the first element of a
-            // marker list; replaced in `leave`.
-            pending.push(node);
-        }
-        Visit::Continue
-    }
-
-    fn leave(&mut self, _rel: &str) {
-        let Some(mut level) = self.stack.pop() else {
-            return;
-        };
-        if level.is_empty() {
-            return;
-        }
-        let mut dir = level.remove(0);
-        dir.children = Some(level);
-        if let Some(parent) = self.stack.last_mut() {
-            parent.push(dir);
-        }
+        map.end()
     }
 }
 
@@ -103,19 +85,15 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         ctx.limits.max_exclude_patterns,
     )?;
     let dir = open_dir(ctx, &p.path)?;
-    let mut b = TreeBuilder {
-        excludes: &excludes,
-        stack: vec![Vec::new()],
-    };
     let limits = WalkLimits {
         max_entries: ctx.limits.max_walk_entries,
         max_depth: ctx.limits.max_walk_depth,
         cancel: ctx.cancel.clone(),
     };
-    let truncated = walk::walk(&dir, &limits, &mut b)?;
-    let top = b.stack.into_iter().next().unwrap_or_default();
-    let mut text = serde_json::to_string_pretty(&top)
+    let (items, truncated) = tree::collect(&dir, &limits, &Exclude(&excludes))?;
+    let mut text = serde_json::to_string_pretty(&Nodes(&items))
         .map_err(|e| Error::Invalid(format!("cannot render tree: {e}")))?;
+    drop(items);
     if let Some(t) = truncated {
         text.push_str("\n\n");
         text.push_str(&walk::truncation_note(t));

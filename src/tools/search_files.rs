@@ -1,5 +1,5 @@
 //! `search_files`: glob search by relative path, never descending through a
-//! symlink; bounded. Touches: scope, walk, glob.
+//! symlink; bounded. Touches: scope, tree, glob.
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
@@ -9,7 +9,8 @@ use super::{Ctx, Output};
 use crate::error::Result;
 use crate::glob::{ExcludeStyle, Excludes, Pattern};
 use crate::scope::join_display;
-use crate::walk::{self, Entry, Kind, Visit, Visitor, WalkLimits};
+use crate::tree::{self, Item, ParVisitor};
+use crate::walk::{self, Entry, Kind, WalkLimits};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the 'path' argument. Use pattern like '*.ext' to match files in that directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Symbolic links are matched by name but never descended into. Great for finding files when you don't know their exact location. Only searches within allowed directories.";
@@ -30,31 +31,40 @@ pub struct Params {
 struct Search<'a> {
     pattern: &'a Pattern,
     excludes: &'a Excludes,
-    base: String,
-    found: Vec<String>,
+    base: &'a str,
 }
 
-impl Visitor for Search<'_> {
-    fn entry(
-        &mut self,
+impl ParVisitor for Search<'_> {
+    /// The display path, when the entry matches.
+    type Value = Option<String>;
+
+    fn visit(
+        &self,
         parent: &cap_std::fs::Dir,
         rel: &str,
         entry: &Entry,
         _depth: usize,
-    ) -> Visit {
+    ) -> Option<Option<String>> {
         if self.excludes.is_match(rel) {
-            return Visit::Prune;
+            return None;
         }
-        if self.pattern.is_match(rel) {
-            // As in the reference, a symlink is reported only when it
-            // resolves inside the root; outside and dangling are both
-            // skipped, so nothing is learned about the outside.
-            let keep = entry.kind != Kind::Symlink || parent.metadata(&entry.raw).is_ok();
-            if keep {
-                self.found.push(format!("{}/{rel}", self.base));
-            }
+        // As in the reference, a symlink is reported only when it resolves
+        // inside the root; outside and dangling are both skipped, so nothing
+        // is learned about the outside.
+        let hit = self.pattern.is_match(rel)
+            && (entry.kind != Kind::Symlink || parent.metadata(&entry.raw).is_ok());
+        Some(hit.then(|| format!("{}/{rel}", self.base)))
+    }
+}
+
+fn flatten(items: Vec<Item<Option<String>>>, out: &mut Vec<String>) {
+    for item in items {
+        if let Some(path) = item.value {
+            out.push(path);
         }
-        Visit::Continue
+        if let Some(children) = item.children {
+            flatten(children, out);
+        }
     }
 }
 
@@ -70,23 +80,24 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
     let dir = open_dir(ctx, &p.path)?;
     let base = join_display(&t.root.display, &t.segs);
-    let base = base.trim_end_matches('/').to_owned();
-    let mut s = Search {
-        pattern: &pattern,
-        excludes: &excludes,
-        base,
-        found: Vec::new(),
-    };
+    let base = base.trim_end_matches('/');
     let limits = WalkLimits {
         max_entries: ctx.limits.max_walk_entries,
         max_depth: ctx.limits.max_walk_depth,
         cancel: ctx.cancel.clone(),
     };
-    let truncated = walk::walk(&dir, &limits, &mut s)?;
-    let mut text = if s.found.is_empty() {
+    let visitor = Search {
+        pattern: &pattern,
+        excludes: &excludes,
+        base,
+    };
+    let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
+    let mut found = Vec::new();
+    flatten(items, &mut found);
+    let mut text = if found.is_empty() {
         "No matches found".to_owned()
     } else {
-        s.found.join("\n")
+        found.join("\n")
     };
     if let Some(t) = truncated {
         text.push_str("\n\n");

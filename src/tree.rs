@@ -1,0 +1,142 @@
+//! Parallel, bounded tree walks beneath a root that never follow symlinks.
+//!
+//! Owns: collecting a directory tree with a small rayon pool sized to the
+//! cores. Each directory is read once (`getdents`, types from `d_type`), its
+//! entries collected and its `ReadDir` dropped before its subdirectories are
+//! walked in parallel, each opened `O_NOFOLLOW` from its parent's handle
+//! (a directory swapped for a symlink mid-walk is simply not entered).
+//! Results keep the reference's order: pre-order, names in byte order.
+//! The entry cap is shared by all threads; when it trips, which entries made
+//! it in is unspecified, and the result says it was truncated.
+//! May touch: `Dir` handles, by single entry names only.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use cap_fs_ext::DirExt;
+use cap_std::fs::Dir;
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::walk::{self, Entry, Kind, Truncation, WalkLimits};
+
+/// One visited entry, with what the visitor made of it, and for a directory
+/// that was descended into, its children.
+#[derive(Debug)]
+pub struct Item<T> {
+    /// The entry.
+    pub entry: Entry,
+    /// The visitor's value.
+    pub value: T,
+    /// Children, for directories (empty when not descended).
+    pub children: Option<Vec<Item<T>>>,
+}
+
+/// A walk's items and, if it was cut short, why.
+pub type Walked<T> = (Vec<Item<T>>, Option<Truncation>);
+
+/// Decides, for each entry (parent handle, `/`-joined path relative to the
+/// walk's start, entry, depth), whether to keep it and what to record.
+pub trait ParVisitor: Sync {
+    /// What is recorded per entry.
+    type Value: Send;
+    /// `None` prunes the entry (it is left out and not descended into).
+    fn visit(&self, parent: &Dir, rel: &str, entry: &Entry, depth: usize) -> Option<Self::Value>;
+}
+
+struct Shared<'a> {
+    limits: &'a WalkLimits,
+    visited: AtomicUsize,
+    entries_cut: AtomicBool,
+    depth_cut: AtomicBool,
+}
+
+/// Walks the tree under `start` and returns its items in pre-order, with
+/// the reason it was cut short, if it was.
+pub fn collect<V: ParVisitor>(
+    start: &Dir,
+    limits: &WalkLimits,
+    visitor: &V,
+) -> Result<Walked<V::Value>> {
+    let shared = Shared {
+        limits,
+        visited: AtomicUsize::new(0),
+        entries_cut: AtomicBool::new(false),
+        depth_cut: AtomicBool::new(false),
+    };
+    let items = walk_dir(start, "", 1, visitor, &shared);
+    if limits.cancel.is_cancelled() {
+        return Err(Error::Invalid("The request was cancelled".to_owned()));
+    }
+    let truncated = if shared.entries_cut.load(Ordering::Relaxed) {
+        Some(Truncation::Entries(limits.max_entries))
+    } else if shared.depth_cut.load(Ordering::Relaxed) {
+        Some(Truncation::Depth(limits.max_depth))
+    } else {
+        None
+    };
+    Ok((items, truncated))
+}
+
+fn walk_dir<V: ParVisitor>(
+    dir: &Dir,
+    prefix: &str,
+    depth: usize,
+    visitor: &V,
+    shared: &Shared<'_>,
+) -> Vec<Item<V::Value>> {
+    if shared.limits.cancel.is_cancelled() || shared.entries_cut.load(Ordering::Relaxed) {
+        return Vec::new();
+    }
+    let Ok((entries, _)) = walk::read_entries(dir, false, usize::MAX, prefix) else {
+        return Vec::new();
+    };
+    // Claim this directory's entries against the shared cap.
+    let n = entries.len();
+    let before = shared.visited.fetch_add(n, Ordering::Relaxed);
+    let allowed = shared.limits.max_entries.saturating_sub(before).min(n);
+    if allowed < n {
+        shared.entries_cut.store(true, Ordering::Relaxed);
+    }
+    let mut kept: Vec<(Item<V::Value>, String)> = Vec::with_capacity(allowed);
+    for entry in entries.into_iter().take(allowed) {
+        let rel = if prefix.is_empty() {
+            entry.name.clone()
+        } else {
+            format!("{prefix}/{}", entry.name)
+        };
+        if let Some(value) = visitor.visit(dir, &rel, &entry, depth) {
+            let children = (entry.kind == Kind::Dir).then(Vec::new);
+            kept.push((
+                Item {
+                    entry,
+                    value,
+                    children,
+                },
+                rel,
+            ));
+        }
+    }
+    let descend = |(item, rel): &mut (Item<V::Value>, String)| {
+        if item.entry.kind != Kind::Dir {
+            return;
+        }
+        if depth >= shared.limits.max_depth {
+            shared.depth_cut.store(true, Ordering::Relaxed);
+            return;
+        }
+        // O_NOFOLLOW: a directory swapped for a symlink is not entered.
+        if let Ok(sub) = dir.open_dir_nofollow(&item.entry.raw) {
+            item.children = Some(walk_dir(&sub, rel, depth + 1, visitor, shared));
+        }
+    };
+    let subdirs = kept
+        .iter()
+        .filter(|(i, _)| i.entry.kind == Kind::Dir)
+        .count();
+    if subdirs > 1 {
+        kept.par_iter_mut().for_each(descend);
+    } else {
+        kept.iter_mut().for_each(descend);
+    }
+    kept.into_iter().map(|(item, _)| item).collect()
+}
