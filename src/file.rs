@@ -151,7 +151,9 @@ pub fn read_tail(dir: &Dir, rel: &str, given: &str, n: f64, limit: u64) -> Resul
         newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
         chunk.extend_from_slice(&buf);
         buf = chunk;
-        if buf.len() as u64 > limit {
+        // Only a scan that must go on is refused: the last chunk read may
+        // pass the limit when it already holds the lines asked for.
+        if newlines < want && buf.len() as u64 > limit {
             return Err(scan_limit(given, limit));
         }
     }

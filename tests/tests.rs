@@ -11,7 +11,7 @@ mod util;
 
 /// Test modules: `tests/suite/<name>.rs`; uncomment as they are added.
 mod suite {
-    // mod read;
+    mod read;
     // mod write;
     // mod edit;
     // mod list;
