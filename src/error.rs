@@ -72,6 +72,61 @@ pub enum Error {
         /// The operation.
         op: &'static str,
     },
+    /// An OS error on a two-path operation, worded like Node's
+    /// (`ENOENT: no such file or directory, rename 'a' -> 'b'`).
+    #[error("{code}: {text}, {op} '{path}' -> '{dest}'")]
+    Os2 {
+        /// `ENOENT`, `ENOTDIR`, ...
+        code: &'static str,
+        /// The errno's text.
+        text: &'static str,
+        /// The operation (`rename`).
+        op: &'static str,
+        /// The first path as given.
+        path: String,
+        /// The second path as given.
+        dest: String,
+    },
+    /// A write onto a file whose permission bits grant no write access.
+    #[error(
+        "Refusing to overwrite '{path}': the file is read-only (mode {mode:04o}); change its permissions first if it should be writable"
+    )]
+    ReadOnly {
+        /// The path as given.
+        path: String,
+        /// The file's permission bits.
+        mode: u32,
+    },
+    /// A write through a symbolic link whose target does not exist.
+    #[error(
+        "Refusing to write through a dangling symbolic link: '{path}' (its target does not exist)"
+    )]
+    DanglingSymlink {
+        /// The path as given.
+        path: String,
+    },
+    /// The file changed between the moment tuls looked at it and the write.
+    #[error("'{path}' changed while it was being written; nothing was written, try again")]
+    Changed {
+        /// The path as given.
+        path: String,
+    },
+    /// `move_file` onto an existing name.
+    #[error("Destination already exists: {path}")]
+    DestinationExists {
+        /// The destination as given.
+        path: String,
+    },
+    /// A move the kernel refuses for a reason worth spelling out.
+    #[error("Cannot move '{from}' to '{to}': {reason}")]
+    Move {
+        /// The source as given.
+        from: String,
+        /// The destination as given.
+        to: String,
+        /// Why.
+        reason: &'static str,
+    },
     /// Any other failure, without host details.
     #[error("{op} '{path}' failed: {kind}")]
     Other {
@@ -132,6 +187,28 @@ impl Error {
                 path,
                 kind: e.kind().to_string(),
             },
+        }
+    }
+
+    /// Like [`Error::io`] for a two-path operation: OS errors name both paths
+    /// (`rename 'a' -> 'b'`); an escape names the one that escaped.
+    pub fn io2(op: &'static str, path: &str, dest: &str, escaped: &str, e: &io::Error) -> Self {
+        match Error::io(op, escaped, e) {
+            Error::Os { code, text, .. } => Error::Os2 {
+                code,
+                text,
+                op,
+                path: path.to_owned(),
+                dest: dest.to_owned(),
+            },
+            Error::IsADirectory { .. } => Error::Os2 {
+                code: "EISDIR",
+                text: "illegal operation on a directory",
+                op,
+                path: path.to_owned(),
+                dest: dest.to_owned(),
+            },
+            other => other,
         }
     }
 

@@ -1,4 +1,13 @@
-//! `create_directory`: placeholder until the write side lands.
+//! `create_directory`: `mkdir -p`, one component at a time through the root
+//! handle. Touches: scope.
+//!
+//! Each prefix (`a`, `a/b`, `a/b/c`) is created with `Dir::create_dir` on the
+//! root, which resolves the prefix's parent beneath the root every time, so
+//! a component swapped for a symlink out of the root mid-call is an escape
+//! error, never a directory created outside. An existing component must be a
+//! directory, possibly through an in-root symlink.
+
+use std::io;
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
@@ -7,17 +16,66 @@ use super::{Ctx, Output};
 use crate::error::{Error, Result};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "not yet implemented";
+pub const DESCRIPTION: &str = "Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Existing components may be symbolic links to directories inside the allowed directories; a link that leads outside is refused. Only works within allowed directories.";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Params {
-    /// The path.
+    /// The directory to create, with any missing parents.
     pub path: String,
 }
 
-/// Not implemented yet.
-pub fn run(_ctx: &Ctx, _p: Params) -> Result<Output> {
-    Err(Error::Invalid("not implemented".to_owned()))
+/// Creates the directory and its missing parents.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let t = ctx.scope.resolve(&p.path)?;
+    let given = p.path.as_str();
+    let dir = &t.root.dir;
+    let mut prefix = String::new();
+    for (i, seg) in t.segs.iter().enumerate() {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(seg);
+        // `.` and a non-climbing `..` name directories already checked.
+        if seg == "." || seg == ".." {
+            continue;
+        }
+        let last = i + 1 == t.segs.len();
+        match dir.create_dir(&prefix) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                existing_dir(dir, &prefix, last, given)?;
+            }
+            Err(e) => return Err(Error::io("mkdir", given, &e)),
+        }
+    }
+    Ok(Output::Text(format!(
+        "Successfully created directory {given}"
+    )))
+}
+
+/// Checks that an existing `prefix` is (or leads, inside the root, to) a
+/// directory.
+fn existing_dir(dir: &cap_std::fs::Dir, prefix: &str, last: bool, given: &str) -> Result<()> {
+    match dir.metadata(prefix) {
+        Ok(md) if md.is_dir() => Ok(()),
+        Ok(_) if last => Err(Error::Os {
+            code: "EEXIST",
+            text: "file already exists",
+            op: "mkdir",
+            path: given.to_owned(),
+        }),
+        Ok(_) => Err(Error::Os {
+            code: "ENOTDIR",
+            text: "not a directory",
+            op: "mkdir",
+            path: given.to_owned(),
+        }),
+        // The name exists but leads nowhere: a dangling in-root link.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::DanglingSymlink {
+            path: given.to_owned(),
+        }),
+        Err(e) => Err(Error::io("mkdir", given, &e)),
+    }
 }

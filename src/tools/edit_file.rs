@@ -1,23 +1,92 @@
-//! `edit_file`: placeholder until the write side lands.
+//! `edit_file`: exact, fail-closed text replacements, previewed as the
+//! reference's unified diff and written through the one writer.
+//! Touches: scope, atomic, file, edit, diff.
+//!
+//! The file is located like a write (an in-root final symlink is followed,
+//! the link stays a link), read bounded, and refused unless valid UTF-8, so
+//! no byte is ever rewritten lossily. Edits apply in order, each `oldText`
+//! must occur exactly once, and nothing is normalized; any failing edit fails
+//! the whole call and writes nothing. The write refuses to land if the file
+//! changed after it was read.
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::{Ctx, Output};
+use crate::atomic::{Dest, Guard};
 use crate::error::{Error, Result};
+use crate::{diff, edit, file};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "not yet implemented";
+pub const DESCRIPTION: &str = "Make line-based edits to a text file. Each edit replaces exact text with new content: edits apply in order, and each oldText must occur exactly once in the file as it stands after the earlier edits, matching byte for byte (no whitespace, indentation or line-ending normalization: \\n never matches \\r\\n). A missing or ambiguous match fails the whole call and nothing is written. Bytes outside the replaced text, line endings included, are kept as they are; files that are not valid UTF-8 are refused. Returns a git-style diff showing the changes made. Only works within allowed directories.";
+
+/// One replacement.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EditOperation {
+    /// Text to search for - must match exactly
+    pub old_text: String,
+    /// Text to replace with
+    pub new_text: String,
+}
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Params {
-    /// The path.
+    /// The file to edit.
     pub path: String,
+    /// The replacements, applied in order.
+    pub edits: Vec<EditOperation>,
+    /// Preview changes using git-style diff format
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
-/// Not implemented yet.
-pub fn run(_ctx: &Ctx, _p: Params) -> Result<Output> {
-    Err(Error::Invalid("not implemented".to_owned()))
+/// Applies the edits (unless `dryRun`) and returns the diff.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    if p.edits.len() > ctx.limits.max_edits {
+        return Err(Error::Limit(format!(
+            "Too many edits: {} in one call, over the limit of {}",
+            p.edits.len(),
+            ctx.limits.max_edits
+        )));
+    }
+    let t = ctx.scope.resolve(&p.path)?;
+    let dest = Dest::locate(&t)?;
+    if !dest.exists() {
+        return Err(Error::Os {
+            code: "ENOENT",
+            text: "no such file or directory",
+            op: "open",
+            path: p.path.clone(),
+        });
+    }
+    let bytes = file::read_all(dest.dir(), dest.leaf(), &p.path, ctx.limits.max_read_bytes)?;
+    let old = String::from_utf8(bytes).map_err(|e| {
+        Error::Invalid(format!(
+            "Refusing to edit '{}': it is not valid UTF-8 (first invalid byte at offset {}); edit_file never rewrites bytes it cannot represent",
+            p.path,
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    let edits: Vec<edit::Edit<'_>> = p
+        .edits
+        .iter()
+        .map(|e| edit::Edit {
+            old_text: &e.old_text,
+            new_text: &e.new_text,
+        })
+        .collect();
+    let new = edit::apply_edits(&old, &edits).map_err(|e| {
+        Error::Invalid(format!(
+            "Could not apply the edits to '{}': {e}; nothing was written",
+            p.path
+        ))
+    })?;
+    let diff = diff::unified_diff(&p.path, &old, &new);
+    if !p.dry_run && new != old {
+        dest.replace(new.as_bytes(), Guard::Unchanged)?;
+    }
+    Ok(Output::Text(diff))
 }

@@ -1,23 +1,110 @@
-//! `move_file`: placeholder until the write side lands.
+//! `move_file`: rename without ever replacing, in one syscall. Touches: scope.
+//!
+//! Both parents are opened beneath their roots, then
+//! `renameat2(src_parent, name, dst_parent, name, RENAME_NOREPLACE)` acts on
+//! the two handles and two plain names: there is no check-then-rename window,
+//! an existing destination is never overwritten, and nothing is re-resolved
+//! by path. A symlink source moves the link itself, not its target (the
+//! reference moves the target). Moving between two roots works when they are
+//! on one filesystem.
 
 use rmcp::schemars::{self, JsonSchema};
+use rustix::fs::{AtFlags, RenameFlags};
+use rustix::io::Errno;
 use serde::Deserialize;
 
 use super::{Ctx, Output};
 use crate::error::{Error, Result};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "not yet implemented";
+pub const DESCRIPTION: &str = "Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail and nothing changes. Works across different directories and can be used for simple renaming within the same directory. A symbolic link is moved as a link (its target stays where it is). Moves across filesystems are refused, never copied. Both source and destination must be within allowed directories.";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Params {
-    /// The path.
-    pub path: String,
+    /// The file or directory to move.
+    pub source: String,
+    /// Its new path, which must not exist yet.
+    pub destination: String,
 }
 
-/// Not implemented yet.
-pub fn run(_ctx: &Ctx, _p: Params) -> Result<Output> {
-    Err(Error::Invalid("not implemented".to_owned()))
+/// Renames `source` to `destination`, refusing to replace anything.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let (from, to) = (p.source.as_str(), p.destination.as_str());
+    let s = ctx.scope.resolve(from)?;
+    let d = ctx.scope.resolve(to)?;
+    let (sp, sl) = s.parent_and_leaf()?;
+    // A destination naming a root, or ending in `.`/`..`, is a directory
+    // that exists.
+    let (dp, dl) = d.parent_and_leaf().map_err(|_| Error::DestinationExists {
+        path: to.to_owned(),
+    })?;
+    let sdir = s
+        .root
+        .dir
+        .open_dir(&sp)
+        .map_err(|e| Error::io2("rename", from, to, from, &e))?;
+    let ddir = d
+        .root
+        .dir
+        .open_dir(&dp)
+        .map_err(|e| Error::io2("rename", from, to, to, &e))?;
+    let os = |e: Errno| Error::io2("rename", from, to, from, &e.into());
+    if s.trailing_slash || d.trailing_slash {
+        // `name/` must be a directory, as the kernel would insist.
+        let md = sdir
+            .symlink_metadata(&sl)
+            .map_err(|e| Error::io2("rename", from, to, from, &e))?;
+        if !md.is_dir() {
+            return Err(os(Errno::NOTDIR));
+        }
+    }
+    match rustix::fs::renameat_with(&sdir, &sl, &ddir, &dl, RenameFlags::NOREPLACE) {
+        Ok(()) => {}
+        Err(Errno::EXIST) => {
+            return Err(Error::DestinationExists {
+                path: to.to_owned(),
+            });
+        }
+        Err(Errno::XDEV) => {
+            return Err(Error::Move {
+                from: from.to_owned(),
+                to: to.to_owned(),
+                reason: "they are on different filesystems, and move_file only renames, it never copies",
+            });
+        }
+        Err(Errno::INVAL) => {
+            let md = sdir
+                .symlink_metadata(&sl)
+                .map_err(|e| Error::io2("rename", from, to, from, &e))?;
+            if md.is_dir() {
+                return Err(Error::Move {
+                    from: from.to_owned(),
+                    to: to.to_owned(),
+                    reason: "a directory cannot be moved into itself or into one of its own subdirectories",
+                });
+            }
+            // Not a directory, so not "into itself": the filesystem lacks
+            // RENAME_NOREPLACE. linkat is no-replace by construction (EEXIST
+            // if the name exists; without AT_SYMLINK_FOLLOW it links a symlink
+            // itself), and unlinking the old name completes the move. A crash
+            // in between leaves both names, never neither.
+            match rustix::fs::linkat(&sdir, &sl, &ddir, &dl, AtFlags::empty()) {
+                Ok(()) => {}
+                Err(Errno::EXIST) => {
+                    return Err(Error::DestinationExists {
+                        path: to.to_owned(),
+                    });
+                }
+                Err(e) => return Err(os(e)),
+            }
+            if let Err(e) = rustix::fs::unlinkat(&sdir, &sl, AtFlags::empty()) {
+                let _ = rustix::fs::unlinkat(&ddir, &dl, AtFlags::empty());
+                return Err(os(e));
+            }
+        }
+        Err(e) => return Err(os(e)),
+    }
+    Ok(Output::Text(format!("Successfully moved {from} to {to}")))
 }

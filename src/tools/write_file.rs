@@ -1,23 +1,29 @@
-//! `write_file`: placeholder until the write side lands.
+//! `write_file`: create or replace a file's whole content, atomically.
+//! Touches: scope, atomic.
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::{Ctx, Output};
-use crate::error::{Error, Result};
+use crate::atomic;
+use crate::error::Result;
 
 /// The tool description.
-pub const DESCRIPTION: &str = "not yet implemented";
+pub const DESCRIPTION: &str = "Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. The content is written verbatim as UTF-8 to a temporary file in the same directory and renamed into place, so the file holds either the old or the new content, never a mix; the file's permission bits are kept. The parent directory must exist. A symbolic link is followed to its target inside the allowed directories (the link stays a link). Read-only files (no write permission bits) are refused. Only works within allowed directories.";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Params {
-    /// The path.
+    /// The file to create or overwrite.
     pub path: String,
+    /// The complete new content.
+    pub content: String,
 }
 
-/// Not implemented yet.
-pub fn run(_ctx: &Ctx, _p: Params) -> Result<Output> {
-    Err(Error::Invalid("not implemented".to_owned()))
+/// Writes the file through the one writer.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let t = ctx.scope.resolve(&p.path)?;
+    atomic::write(&t, p.content.as_bytes())?;
+    Ok(Output::Text(format!("Successfully wrote to {}", p.path)))
 }

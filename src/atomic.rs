@@ -1,0 +1,510 @@
+//! The one writer: every content replacement (`write_file`, `edit_file`)
+//! goes through [`Dest`].
+//!
+//! Owns: finding where a write lands and replacing the file there
+//! atomically. The destination is a parent directory opened beneath a root
+//! plus one plain name; a final symlink is followed *through the root
+//! handle* (`Dir::canonicalize`), so the link stays a link and its in-root
+//! target is written, while a link that leaves the root, an absolute one or
+//! a dangling one is refused. The replacement is a temp file created
+//! `O_CREAT|O_EXCL` with a random dot-name in that same directory, written,
+//! given the old file's permission bits (and owner, best effort) on its own
+//! handle, fsynced, renamed over the name, and the directory fsynced. On any
+//! failure before the rename the temp file is removed and the target is left
+//! byte-identical; a kill at any moment leaves the old or the new content,
+//! never a mix (at worst a stray `.<name>.tuls-<hex>.tmp`).
+//!
+//! Hand-written on purpose: cap-tempfile's `replace` needs `/proc`, which
+//! Landlock denies, and resets the mode (shared/notes/rust-ecosystem.md §2.6).
+//!
+//! May touch: root `Dir`s and `Dir`s opened beneath them, by single names.
+
+use std::io::{self, Write};
+
+use cap_std::fs::PermissionsExt;
+use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permissions};
+
+use crate::error::{Error, Result};
+use crate::file;
+use crate::scope::Target;
+
+/// Bytes of the target's name kept in a temp file's name, so the whole name
+/// (`.` + name + `.tuls-` + 16 hex + `.tmp`) stays under `NAME_MAX` (255).
+const TEMP_NAME_KEEP: usize = 200;
+
+/// Attempts at finding an unused temp name before giving up.
+const TEMP_ATTEMPTS: usize = 4;
+
+/// Whether [`Dest::replace`] first checks that the file is still the one
+/// [`Dest::locate`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Replace whatever is there (`write_file`).
+    None,
+    /// Refuse if the file was replaced or modified since it was located
+    /// (`edit_file`: the new content was computed from the old).
+    Unchanged,
+}
+
+/// The identity and state of an existing regular file, from `lstat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+impl Stamp {
+    fn of(md: &Metadata) -> Self {
+        Self {
+            dev: md.dev(),
+            ino: md.ino(),
+            len: md.len(),
+            mtime: (md.mtime(), md.mtime_nsec()),
+            ctime: (md.ctime(), md.ctime_nsec()),
+            mode: md.mode(),
+            uid: md.uid(),
+            gid: md.gid(),
+        }
+    }
+}
+
+/// Where a content write lands: a directory opened beneath a root and a
+/// plain entry name in it (never empty, `.`, `..`, or containing `/`).
+#[derive(Debug)]
+pub struct Dest {
+    parent: Dir,
+    leaf: String,
+    existing: Option<Stamp>,
+    given: String,
+}
+
+impl Dest {
+    /// Finds where a write to `t` lands.
+    ///
+    /// # Security
+    ///
+    /// The parent is opened beneath the root (cap-std refuses any escape,
+    /// including through symlinked components). A final symlink is resolved
+    /// only through the root handle; an escape, an absolute link or a link
+    /// into another root is [`Error::OutsideRoots`], a dangling in-root link
+    /// is [`Error::DanglingSymlink`], and neither says where the link points.
+    pub fn locate(t: &Target) -> Result<Dest> {
+        let given = t.given.as_str();
+        let (parent_rel, leaf) = split(t)?;
+        let parent = open_parent(&t.root.dir, &parent_rel, given)?;
+        let md = match parent.symlink_metadata(&leaf) {
+            Ok(md) => md,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if t.trailing_slash {
+                    return Err(is_a_directory(given));
+                }
+                return Ok(Dest {
+                    parent,
+                    leaf,
+                    existing: None,
+                    given: given.to_owned(),
+                });
+            }
+            Err(e) => return Err(Error::io("open", given, &e)),
+        };
+        if !md.file_type().is_symlink() {
+            return Dest::existing(parent, leaf, &md, t.trailing_slash, given);
+        }
+        // A final symlink: write its in-root target, found through the root.
+        let rel = t.segs.join("/");
+        let canon = match t.root.dir.canonicalize(&rel) {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(Error::DanglingSymlink {
+                    path: given.to_owned(),
+                });
+            }
+            Err(e) => return Err(Error::io("open", given, &e)),
+        };
+        let canon = canon.to_str().ok_or_else(|| Error::InvalidPath {
+            path: given.to_owned(),
+            reason: "its symbolic link leads to a name that is not valid UTF-8",
+        })?;
+        let segs: Vec<&str> = canon.split('/').filter(|s| !s.is_empty()).collect();
+        let Some((leaf, parent_segs)) = segs.split_last() else {
+            return Err(is_a_directory(given)); // the link leads to the root
+        };
+        if *leaf == "." || *leaf == ".." {
+            return Err(is_a_directory(given));
+        }
+        let parent_rel = if parent_segs.is_empty() {
+            ".".to_owned()
+        } else {
+            parent_segs.join("/")
+        };
+        let parent = open_parent(&t.root.dir, &parent_rel, given)?;
+        match parent.symlink_metadata(leaf) {
+            // A canonical path has no symlinks; one now means a concurrent swap.
+            Ok(md) if md.file_type().is_symlink() => Err(Error::Changed {
+                path: given.to_owned(),
+            }),
+            Ok(md) => Dest::existing(parent, (*leaf).to_owned(), &md, t.trailing_slash, given),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Changed {
+                path: given.to_owned(),
+            }),
+            Err(e) => Err(Error::io("open", given, &e)),
+        }
+    }
+
+    fn existing(
+        parent: Dir,
+        leaf: String,
+        md: &Metadata,
+        slash: bool,
+        given: &str,
+    ) -> Result<Dest> {
+        let ft = md.file_type();
+        if ft.is_dir() {
+            return Err(is_a_directory(given));
+        }
+        if !ft.is_file() {
+            return Err(Error::NotARegularFile {
+                path: given.to_owned(),
+                kind: file::kind_name(ft),
+            });
+        }
+        if slash {
+            return Err(Error::Os {
+                code: "ENOTDIR",
+                text: "not a directory",
+                op: "open",
+                path: given.to_owned(),
+            });
+        }
+        Ok(Dest {
+            parent,
+            leaf,
+            existing: Some(Stamp::of(md)),
+            given: given.to_owned(),
+        })
+    }
+
+    /// The directory the file lives in (opened beneath its root).
+    pub fn dir(&self) -> &Dir {
+        &self.parent
+    }
+
+    /// The file's plain name in [`Dest::dir`].
+    pub fn leaf(&self) -> &str {
+        &self.leaf
+    }
+
+    /// Whether a file is there now (otherwise the write creates it).
+    pub fn exists(&self) -> bool {
+        self.existing.is_some()
+    }
+
+    /// Refuses a target whose permission bits grant no write access, as an
+    /// editor's read-only warning would, even when running as root.
+    pub fn check_writable(&self) -> Result<()> {
+        match self.existing {
+            Some(s) if s.mode & 0o222 == 0 => Err(Error::ReadOnly {
+                path: self.given.clone(),
+                mode: s.mode & 0o7777,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Atomically replaces (or creates) the file with `bytes`.
+    ///
+    /// # Security
+    ///
+    /// Every step acts on the parent handle and single names: the temp file
+    /// is `O_CREAT|O_EXCL` (never follows a link), permissions are set on its
+    /// handle before the rename, and `rename` replaces the name itself (a link
+    /// swapped in is replaced, never followed).
+    pub fn replace(&self, bytes: &[u8], guard: Guard) -> Result<()> {
+        self.check_writable()?;
+        let (tmp, mut f) = self.create_temp()?;
+        let result = self.fill_and_rename(&tmp, &mut f, bytes, guard);
+        drop(f);
+        if result.is_err() {
+            // The rename did not happen: the target is untouched.
+            let _ = self.parent.remove_file(&tmp);
+            return result;
+        }
+        // The new content is in place; make the rename durable.
+        if let Err(e) = sync_dir(&self.parent) {
+            tracing::warn!(error = %e, "fsync of the directory after a write failed");
+        }
+        Ok(())
+    }
+
+    fn create_temp(&self) -> Result<(String, cap_std::fs::File)> {
+        // Until it has its final mode the temp file is private; a new file
+        // gets 0666 and the umask, as the kernel would give it.
+        let mode = if self.existing.is_some() {
+            0o600
+        } else {
+            0o666
+        };
+        let mut opts = OpenOptions::new();
+        opts.write(true).create_new(true).mode(mode);
+        let mut last = None;
+        for _ in 0..TEMP_ATTEMPTS {
+            let tmp = temp_name(&self.leaf)?;
+            match self.parent.open_with(&tmp, &opts) {
+                Ok(f) => return Ok((tmp, f)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(Error::io("open", &self.given, &e)),
+            }
+        }
+        let e = last.unwrap_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists));
+        Err(Error::io("open", &self.given, &e))
+    }
+
+    fn fill_and_rename(
+        &self,
+        tmp: &str,
+        f: &mut cap_std::fs::File,
+        bytes: &[u8],
+        guard: Guard,
+    ) -> Result<()> {
+        let given = self.given.as_str();
+        f.write_all(bytes)
+            .map_err(|e| Error::io("write", given, &e))?;
+        if let Some(old) = self.existing {
+            // Keep the owner when we can (as root); an unprivileged server
+            // cannot give a file away, which is fine.
+            let me = f.metadata().map_err(|e| Error::io("write", given, &e))?;
+            if me.uid() != old.uid || me.gid() != old.gid {
+                let _ = rustix::fs::fchown(
+                    &*f,
+                    Some(rustix::fs::Uid::from_raw(old.uid)),
+                    Some(rustix::fs::Gid::from_raw(old.gid)),
+                );
+            }
+            f.set_permissions(Permissions::from_mode(old.mode & 0o777))
+                .map_err(|e| Error::io("chmod", given, &e))?;
+        }
+        f.sync_all().map_err(|e| Error::io("fsync", given, &e))?;
+        if guard == Guard::Unchanged {
+            let now = self.parent.symlink_metadata(&self.leaf).ok();
+            if now.as_ref().map(Stamp::of) != self.existing {
+                return Err(Error::Changed {
+                    path: given.to_owned(),
+                });
+            }
+        }
+        self.parent
+            .rename(tmp, &self.parent, &self.leaf)
+            .map_err(|e| Error::io("rename", given, &e))
+    }
+}
+
+/// Locates `t` and replaces its content with `bytes` (`write_file`).
+pub fn write(t: &Target, bytes: &[u8]) -> Result<()> {
+    Dest::locate(t)?.replace(bytes, Guard::None)
+}
+
+/// The parent's relative path and the plain final name of `t`; a path that
+/// names a root or ends in `.` / `..` is a directory.
+fn split(t: &Target) -> Result<(String, String)> {
+    match t.segs.last().map(String::as_str) {
+        None | Some(".") | Some("..") => Err(is_a_directory(&t.given)),
+        Some(_) => t.parent_and_leaf(),
+    }
+}
+
+/// Opens a parent directory beneath `root`. A missing parent is `ENOENT`
+/// naming the client's path, as in the reference.
+fn open_parent(root: &Dir, rel: &str, given: &str) -> Result<Dir> {
+    root.open_dir(rel).map_err(|e| Error::io("open", given, &e))
+}
+
+fn is_a_directory(given: &str) -> Error {
+    Error::Os {
+        code: "EISDIR",
+        text: "illegal operation on a directory",
+        op: "open",
+        path: given.to_owned(),
+    }
+}
+
+/// `.<name>.tuls-<16 hex>.tmp`, with `name` cut to [`TEMP_NAME_KEEP`] bytes.
+fn temp_name(leaf: &str) -> Result<String> {
+    let mut rand = [0u8; 8];
+    getrandom::fill(&mut rand).map_err(|e| Error::Other {
+        op: "getrandom",
+        path: String::new(),
+        kind: e.to_string(),
+    })?;
+    let mut keep = leaf.len().min(TEMP_NAME_KEEP);
+    while !leaf.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let hex: String = rand.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!(
+        ".{}.tuls-{hex}.tmp",
+        leaf.get(..keep).unwrap_or_default()
+    ))
+}
+
+/// fsyncs a directory so a rename in it survives a crash.
+///
+/// cap-std holds directories as `O_PATH` handles, which `fsync` refuses
+/// (`EBADF`), so this opens the directory itself (`.`, read-only) beneath
+/// the handle and fsyncs that.
+fn sync_dir(dir: &Dir) -> io::Result<()> {
+    let this = dir.open(".")?;
+    rustix::fs::fsync(&this).map_err(io::Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::roots::Root;
+    use crate::scope::resolve_in;
+
+    /// A temp directory opened as a root, and the std path to inspect it.
+    #[allow(clippy::disallowed_methods)] // a test fixture needs ambient authority
+    fn root() -> (tempfile::TempDir, Arc<Root>) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = Dir::open_ambient_dir(tmp.path(), cap_std::ambient_authority()).expect("open");
+        let root = Arc::new(Root {
+            display: tmp.path().to_string_lossy().into_owned(),
+            resolved: None,
+            dir: Arc::new(dir),
+        });
+        (tmp, root)
+    }
+
+    fn target(root: &Arc<Root>, p: &str) -> Target {
+        resolve_in(std::slice::from_ref(root), p, 4096).expect("resolve")
+    }
+
+    fn names(root: &Root) -> Vec<String> {
+        let mut v: Vec<String> = root
+            .dir
+            .entries()
+            .expect("entries")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn temp_names_are_hidden_random_and_bounded() {
+        let a = temp_name("notes.txt").unwrap();
+        let b = temp_name("notes.txt").unwrap();
+        assert_ne!(a, b);
+        assert!(
+            a.starts_with(".notes.txt.tuls-") && a.ends_with(".tmp"),
+            "{a}"
+        );
+        assert_eq!(a.len(), ".notes.txt.tuls-".len() + 16 + ".tmp".len());
+        let long = "é".repeat(127); // 254 bytes
+        let t = temp_name(&long).unwrap();
+        assert!(t.len() <= 255, "{}", t.len());
+        assert!(!t.contains('/'));
+    }
+
+    #[test]
+    fn replaces_keeping_mode_and_creates_with_umask() {
+        let (_tmp, root) = root();
+        root.dir.write("f", "old").unwrap();
+        root.dir
+            .set_permissions("f", Permissions::from_mode(0o640))
+            .unwrap();
+        write(&target(&root, "f"), b"new").unwrap();
+        assert_eq!(root.dir.read("f").unwrap(), b"new");
+        assert_eq!(root.dir.metadata("f").unwrap().mode() & 0o7777, 0o640);
+        write(&target(&root, "g"), b"fresh").unwrap();
+        root.dir.write("probe", "").unwrap(); // what the umask gives 0666
+        let want = root.dir.metadata("probe").unwrap().mode() & 0o777;
+        assert_eq!(root.dir.metadata("g").unwrap().mode() & 0o777, want);
+        assert_eq!(names(&root), ["f", "g", "probe"]);
+        // cap-std's handles are O_PATH: fsync on them directly fails.
+        assert!(rustix::fs::fsync(&*root.dir).is_err());
+        sync_dir(&root.dir).expect("a root handle can be fsynced");
+        sync_dir(&root.dir.open_dir(".").unwrap()).expect("so can one opened beneath it");
+    }
+
+    #[test]
+    fn a_failure_after_the_temp_exists_removes_it_and_keeps_the_target() {
+        let (_tmp, root) = root();
+        root.dir.write("f", "v1").unwrap();
+        let dest = Dest::locate(&target(&root, "f")).unwrap();
+        // Someone else changes the file after it was located.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        root.dir.write("f", "v2-other").unwrap();
+        let err = dest.replace(b"mine", Guard::Unchanged).unwrap_err();
+        assert!(matches!(err, Error::Changed { .. }), "{err}");
+        assert_eq!(root.dir.read("f").unwrap(), b"v2-other");
+        assert_eq!(names(&root), ["f"]);
+
+        // The name becomes a non-empty directory: the rename itself fails.
+        let dest = Dest::locate(&target(&root, "f")).unwrap();
+        root.dir.remove_file("f").unwrap();
+        root.dir.create_dir("f").unwrap();
+        root.dir.write("f/keep", "k").unwrap();
+        assert!(dest.replace(b"mine", Guard::None).is_err());
+        assert_eq!(root.dir.read("f/keep").unwrap(), b"k");
+        assert_eq!(names(&root), ["f"]);
+    }
+
+    #[test]
+    fn read_only_targets_are_refused_without_a_temp() {
+        let (_tmp, root) = root();
+        root.dir.write("ro", "keep").unwrap();
+        root.dir
+            .set_permissions("ro", Permissions::from_mode(0o444))
+            .unwrap();
+        let err = write(&target(&root, "ro"), b"x").unwrap_err();
+        assert!(matches!(err, Error::ReadOnly { mode: 0o444, .. }), "{err}");
+        assert_eq!(root.dir.read("ro").unwrap(), b"keep");
+        assert_eq!(names(&root), ["ro"]);
+    }
+
+    #[test]
+    fn final_symlinks_are_followed_inside_and_refused_otherwise() {
+        let (tmp, root) = root();
+        root.dir.create_dir("sub").unwrap();
+        root.dir.write("sub/real", "r").unwrap();
+        root.dir.symlink("sub/real", "in").unwrap();
+        root.dir.symlink("nowhere", "dangling").unwrap();
+        root.dir.symlink("sub", "dirlink").unwrap();
+        write(&target(&root, "in"), b"via").unwrap();
+        assert_eq!(root.dir.read("sub/real").unwrap(), b"via");
+        assert!(root.dir.symlink_metadata("in").unwrap().is_symlink());
+        let err = write(&target(&root, "dangling"), b"x").unwrap_err();
+        assert!(matches!(err, Error::DanglingSymlink { .. }), "{err}");
+        assert!(root.dir.symlink_metadata("nowhere").is_err());
+        let err = write(&target(&root, "dirlink"), b"x").unwrap_err();
+        assert!(err.to_string().starts_with("EISDIR"), "{err}");
+        // An absolute link is refused even when it points inside.
+        #[allow(clippy::disallowed_methods)] // cap-std will not create one
+        std::os::unix::fs::symlink(tmp.path().join("sub/real"), tmp.path().join("abs")).unwrap();
+        assert!(write(&target(&root, "abs"), b"x").unwrap_err().is_outside());
+        // Out of the root, to a name that exists or not: the same refusal.
+        root.dir.symlink("../../x", "sub/up").unwrap();
+        assert!(
+            write(&target(&root, "sub/up"), b"x")
+                .unwrap_err()
+                .is_outside()
+        );
+        root.dir.symlink("..", "sub/parent").unwrap();
+        assert!(
+            write(&target(&root, "sub/parent"), b"x")
+                .unwrap_err()
+                .to_string()
+                .starts_with("EISDIR")
+        );
+        assert_eq!(root.dir.read("sub/real").unwrap(), b"via");
+    }
+}
