@@ -50,8 +50,18 @@ pub fn format_size(bytes: u64) -> String {
     if i == 0 {
         return format!("{bytes} B");
     }
-    let v = bytes as f64 / 1024f64.powi(i as i32);
-    format!("{v:.2} {}", units.get(i).copied().unwrap_or("TB"))
+    // JavaScript's toFixed(2) rounds an exact tie up (1152 B is "1.13 KB");
+    // Rust's `{:.2}` rounds it to even. bytes / 1024^i is exact, so integer
+    // hundredths with ties up reproduce toFixed exactly.
+    let den = 1u128 << (10 * i);
+    let num = u128::from(bytes) * 100;
+    let hundredths = num / den + u128::from(2 * (num % den) >= den);
+    format!(
+        "{}.{:02} {}",
+        hundredths / 100,
+        hundredths % 100,
+        units.get(i).copied().unwrap_or("TB")
+    )
 }
 
 const PUNCT: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
@@ -155,6 +165,8 @@ mod tests {
         assert_eq!(format_size(1048575), "1024.00 KB");
         assert_eq!(format_size(1572864), "1.50 MB");
         assert_eq!(format_size(8397), "8.20 KB");
+        assert_eq!(format_size(1152), "1.13 KB");
+        assert_eq!(format_size(1664), "1.63 KB");
     }
 
     #[test]
