@@ -32,6 +32,11 @@ struct Search<'a> {
     pattern: &'a Pattern,
     excludes: &'a Excludes,
     base: &'a str,
+    /// The root's handle and the search directory's path beneath it: a
+    /// symlink is resolved from the root, so one that climbs above its own
+    /// directory but stays inside the root is still found.
+    root: &'a cap_std::fs::Dir,
+    start: &'a str,
 }
 
 impl ParVisitor for Search<'_> {
@@ -40,7 +45,7 @@ impl ParVisitor for Search<'_> {
 
     fn visit(
         &self,
-        parent: &cap_std::fs::Dir,
+        _parent: &cap_std::fs::Dir,
         rel: &str,
         entry: &Entry,
         _depth: usize,
@@ -52,7 +57,8 @@ impl ParVisitor for Search<'_> {
         // inside the root; outside and dangling are both skipped, so nothing
         // is learned about the outside.
         let hit = self.pattern.is_match(rel)
-            && (entry.kind != Kind::Symlink || parent.metadata(&entry.raw).is_ok());
+            && (entry.kind != Kind::Symlink
+                || self.root.metadata(format!("{}/{rel}", self.start)).is_ok());
         Some(hit.then(|| format!("{}/{rel}", self.base)))
     }
 }
@@ -86,10 +92,13 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         max_depth: ctx.limits.max_walk_depth,
         cancel: ctx.cancel.clone(),
     };
+    let start = t.rel();
     let visitor = Search {
         pattern: &pattern,
         excludes: &excludes,
         base,
+        root: &t.root.dir,
+        start: start.trim_end_matches('/'),
     };
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
     let mut found = Vec::new();
