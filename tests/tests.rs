@@ -14,7 +14,7 @@ mod suite {
     mod read;
     // mod write;
     // mod edit;
-    // mod list;
+    mod list;
     // mod search;
     // mod escape;
     // mod symlinks;
