@@ -24,6 +24,7 @@ mod suite {
     // mod races;
     // mod protocol;
     // mod cli;
+    mod info;
 }
 
 /// End-to-end smoke test of the server through the rmcp client.
