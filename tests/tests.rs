@@ -22,7 +22,7 @@ mod suite {
     // mod selectors;
     // mod roots;
     // mod races;
-    // mod protocol;
+    mod protocol;
     // mod cli;
     mod info;
 }

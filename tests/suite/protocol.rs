@@ -1,0 +1,558 @@
+//! MCP-level behaviour over stdio: `tools/list` (13 tools, annotations,
+//! strict input schemas, output schemas), `structuredContent` mirroring the
+//! text, unknown fields refused without effect, unknown or disabled tools as
+//! JSON-RPC -32602, concurrent calls, the two protocol versions, and stdout
+//! carrying nothing but JSON-RPC.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rmcp::model::ProtocolVersion;
+use serde_json::{Value, json};
+
+use crate::util::{Options, RawServer, Server, TestEnv, raw_error, raw_reply};
+
+const TOOLS: [&str; 13] = [
+    "read_text_file",
+    "read_media_file",
+    "read_multiple_files",
+    "write_file",
+    "edit_file",
+    "create_directory",
+    "list_directory",
+    "list_directory_with_sizes",
+    "directory_tree",
+    "move_file",
+    "search_files",
+    "get_file_info",
+    "list_allowed_directories",
+];
+
+const READ_TOOLS: [&str; 9] = [
+    "read_text_file",
+    "read_media_file",
+    "read_multiple_files",
+    "list_directory",
+    "list_directory_with_sizes",
+    "directory_tree",
+    "search_files",
+    "get_file_info",
+    "list_allowed_directories",
+];
+
+fn raw_session(env: &TestEnv, extra: &[&str]) -> RawServer {
+    let mut a = args![env.root()];
+    a.extend(extra.iter().map(Into::into));
+    let mut raw = RawServer::start(&a);
+    raw.initialize("2025-06-18");
+    raw
+}
+
+fn tools_list(raw: &mut RawServer) -> Vec<Value> {
+    let resp = raw.request("tools/list", json!({}));
+    resp["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("tools/list: {resp}"))
+        .clone()
+}
+
+/// Every object schema (one with `properties`), anywhere in `schema`,
+/// must say `additionalProperties: false`.
+fn assert_closed_objects(tool: &str, at: &str, schema: &Value) {
+    match schema {
+        Value::Object(map) => {
+            let is_object =
+                map.get("type") == Some(&json!("object")) || map.contains_key("properties");
+            if is_object {
+                assert_eq!(
+                    map.get("additionalProperties"),
+                    Some(&json!(false)),
+                    "{tool}: object schema at {at} lacks additionalProperties:false: {schema}"
+                );
+            }
+            for (k, v) in map {
+                assert_closed_objects(tool, &format!("{at}/{k}"), v);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                assert_closed_objects(tool, &format!("{at}/{i}"), v);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn tools_list_has_thirteen_tools_with_annotations_and_strict_schemas() {
+    let env = TestEnv::new();
+    let mut raw = raw_session(&env, &[]);
+    let tools = tools_list(&mut raw);
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, TOOLS, "tools/list names and order");
+
+    // (title, readOnly, idempotent, destructive) as in reference-server.md
+    // §2.2, with idempotentHint set on the read tools (upstream #3402).
+    let expected: BTreeMap<&str, (&str, bool, bool, Option<bool>)> = [
+        ("read_text_file", ("Read Text File", true, true, None)),
+        ("read_media_file", ("Read Media File", true, true, None)),
+        (
+            "read_multiple_files",
+            ("Read Multiple Files", true, true, None),
+        ),
+        ("write_file", ("Write File", false, true, Some(true))),
+        ("edit_file", ("Edit File", false, false, Some(true))),
+        (
+            "create_directory",
+            ("Create Directory", false, true, Some(false)),
+        ),
+        ("list_directory", ("List Directory", true, true, None)),
+        (
+            "list_directory_with_sizes",
+            ("List Directory with Sizes", true, true, None),
+        ),
+        ("directory_tree", ("Directory Tree", true, true, None)),
+        ("move_file", ("Move File", false, false, Some(true))),
+        ("search_files", ("Search Files", true, true, None)),
+        ("get_file_info", ("Get File Info", true, true, None)),
+        (
+            "list_allowed_directories",
+            ("List Allowed Directories", true, true, None),
+        ),
+    ]
+    .into_iter()
+    .collect();
+
+    for tool in &tools {
+        let name = tool["name"].as_str().expect("name");
+        let (title, read_only, idempotent, destructive) = expected[name];
+        let ann = &tool["annotations"];
+        assert_eq!(tool["title"], json!(title), "{name}: title");
+        assert_eq!(ann["title"], json!(title), "{name}: annotations.title");
+        assert_eq!(
+            ann["readOnlyHint"],
+            json!(read_only),
+            "{name}: readOnlyHint"
+        );
+        assert_eq!(
+            ann["idempotentHint"],
+            json!(idempotent),
+            "{name}: idempotentHint"
+        );
+        assert_eq!(ann["openWorldHint"], json!(false), "{name}: openWorldHint");
+        match destructive {
+            Some(d) => assert_eq!(ann["destructiveHint"], json!(d), "{name}: destructiveHint"),
+            None => assert!(
+                ann.get("destructiveHint")
+                    .is_none_or(|d| d == &json!(false)),
+                "{name}: a read tool is not destructive: {ann}"
+            ),
+        }
+        assert!(
+            tool["description"].as_str().is_some_and(|d| d.len() > 20),
+            "{name}: description"
+        );
+
+        let input = &tool["inputSchema"];
+        assert_eq!(input["type"], json!("object"), "{name}: inputSchema type");
+        assert_eq!(
+            input["additionalProperties"],
+            json!(false),
+            "{name}: inputSchema must refuse unknown fields"
+        );
+        assert_closed_objects(name, "inputSchema", input);
+
+        let output = &tool["outputSchema"];
+        assert_eq!(output["type"], json!("object"), "{name}: outputSchema");
+        assert_eq!(
+            output["required"],
+            json!(["content"]),
+            "{name}: outputSchema"
+        );
+        assert_eq!(output["additionalProperties"], json!(false), "{name}");
+        let content_type = if name == "read_media_file" {
+            "array"
+        } else {
+            "string"
+        };
+        assert_eq!(
+            output["properties"]["content"]["type"],
+            json!(content_type),
+            "{name}: outputSchema content"
+        );
+    }
+
+    // The path tools require their arguments.
+    let required = |name: &str| -> Value {
+        let tool = tools
+            .iter()
+            .find(|t| t["name"] == json!(name))
+            .expect("tool");
+        tool["inputSchema"]["required"].clone()
+    };
+    assert_eq!(required("read_text_file"), json!(["path"]));
+    assert_eq!(required("read_multiple_files"), json!(["paths"]));
+    let search = required("search_files");
+    assert!(
+        search
+            .as_array()
+            .is_some_and(|r| r.contains(&json!("path")) && r.contains(&json!("pattern")))
+    );
+    let lad = tools
+        .iter()
+        .find(|t| t["name"] == json!("list_allowed_directories"))
+        .expect("lad");
+    assert!(
+        lad["inputSchema"]["properties"]
+            .as_object()
+            .is_none_or(|p| p.is_empty()),
+        "list_allowed_directories takes no parameters: {}",
+        lad["inputSchema"]
+    );
+}
+
+/// On the wire, every successful result of every read tool has exactly one
+/// content block and `structuredContent` mirroring it; errors have none.
+#[test]
+fn structured_content_mirrors_content_on_the_wire() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    env.write("img.png", b"\x89PNG");
+    env.write("doc.bin", [0u8, 1, 2]);
+    env.write("sub/b.txt", "beta\n");
+    let mut raw = raw_session(&env, &[]);
+    let root = env.root().display().to_string();
+    let calls = [
+        ("read_text_file", json!({"path": "a.txt"})),
+        ("read_text_file", json!({"path": "a.txt", "head": 1})),
+        ("read_media_file", json!({"path": "img.png"})),
+        ("read_media_file", json!({"path": "doc.bin"})),
+        ("read_multiple_files", json!({"paths": ["a.txt", "nope"]})),
+        ("list_directory", json!({"path": root})),
+        ("list_directory_with_sizes", json!({"path": "."})),
+        ("directory_tree", json!({"path": "."})),
+        ("search_files", json!({"path": ".", "pattern": "**/*.txt"})),
+        ("search_files", json!({"path": ".", "pattern": "*.none"})),
+        ("get_file_info", json!({"path": "a.txt"})),
+        ("list_allowed_directories", json!({})),
+    ];
+    for (tool, args) in calls {
+        let resp = raw.call_tool(tool, args.clone());
+        let result = &resp["result"];
+        assert_ne!(result["isError"], json!(true), "{tool} {args}: {resp}");
+        let content = result["content"].as_array().expect("content array");
+        assert_eq!(content.len(), 1, "{tool}: one content block: {resp}");
+        let expected = if tool == "read_media_file" {
+            json!({ "content": [content[0].clone()] })
+        } else {
+            assert_eq!(content[0]["type"], json!("text"));
+            json!({ "content": content[0]["text"].clone() })
+        };
+        assert_eq!(result["structuredContent"], expected, "{tool}: {resp}");
+    }
+    for (tool, args) in [
+        ("read_text_file", json!({"path": "nope"})),
+        ("read_media_file", json!({"path": "sub"})),
+        ("list_directory", json!({"path": "a.txt"})),
+        ("get_file_info", json!({"path": ".."})),
+    ] {
+        let resp = raw.call_tool(tool, args);
+        let result = &resp["result"];
+        assert_eq!(result["isError"], json!(true), "{tool}: {resp}");
+        assert!(result.get("structuredContent").is_none(), "{tool}: {resp}");
+        assert_eq!(result["content"].as_array().map(Vec::len), Some(1));
+    }
+}
+
+/// An unknown field anywhere is an `isError` result naming it, and the call
+/// has no effect, for every tool.
+#[test]
+fn unknown_fields_are_refused_without_effect() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    env.write("b.txt", "beta\n");
+    let server = Server::start(&args![env.root()]);
+    let root_before = env.snapshot("");
+    let outside_before = env.snapshot_outside();
+    let calls = [
+        ("read_text_file", json!({"path": "a.txt", "bogus": 1})),
+        ("read_text_file", json!({"path": "a.txt", "Head": 1})),
+        ("read_media_file", json!({"path": "a.txt", "bogus": true})),
+        (
+            "read_multiple_files",
+            json!({"paths": ["a.txt"], "bogus": null}),
+        ),
+        (
+            "write_file",
+            json!({"path": "new.txt", "content": "x", "bogus": 1}),
+        ),
+        (
+            "write_file",
+            json!({"path": "a.txt", "content": "clobbered", "dryRun": true}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "a.txt", "edits": [{"oldText": "alpha", "newText": "omega"}], "bogus": 1}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "a.txt", "edits": [{"oldText": "alpha", "newText": "omega", "bogus": 1}]}),
+        ),
+        ("create_directory", json!({"path": "newdir", "bogus": 1})),
+        (
+            "create_directory",
+            json!({"path": "newdir", "recursive": true}),
+        ),
+        ("list_directory", json!({"path": ".", "bogus": 1})),
+        (
+            "list_directory_with_sizes",
+            json!({"path": ".", "bogus": 1}),
+        ),
+        ("directory_tree", json!({"path": ".", "maxDepth": 1})),
+        (
+            "search_files",
+            json!({"path": ".", "pattern": "*", "bogus": 1}),
+        ),
+        ("get_file_info", json!({"path": "a.txt", "bogus": 1})),
+        (
+            "move_file",
+            json!({"source": "b.txt", "destination": "c.txt", "bogus": 1}),
+        ),
+        (
+            "move_file",
+            json!({"source": "b.txt", "destination": "c.txt", "overwrite": true}),
+        ),
+        ("list_allowed_directories", json!({"bogus": 1})),
+    ];
+    for (tool, args) in calls {
+        let reply = server.call(tool, args.clone());
+        reply.assert_error_contains("unknown field");
+        assert!(reply.structured.is_none(), "{tool}");
+        assert!(
+            !reply.text.contains("alpha") && !reply.text.contains("beta"),
+            "{tool} {args}: {}",
+            reply.text
+        );
+    }
+    root_before.assert_same(&env.snapshot(""), "root");
+    outside_before.assert_same(&env.snapshot_outside(), "outside");
+    assert!(!env.exists("new.txt") && !env.exists("newdir") && !env.exists("c.txt"));
+}
+
+#[test]
+fn unknown_and_disabled_tools_are_jsonrpc_errors() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    let server = Server::start(&args![env.root()]);
+    for name in ["no_such_tool", "read_file", "READ_TEXT_FILE", ""] {
+        let err = server.call_expect_rpc_error(name, json!({"path": "a.txt"}));
+        assert_eq!(err.code, -32602, "{name}");
+        assert_eq!(err.message, format!("Tool {name} not found"));
+    }
+    // A disabled tool is refused exactly as an unknown one, before its
+    // arguments are looked at, and is not listed.
+    let server = Server::start(&args![env.root(), "--allow", "filesystem.read"]);
+    let names = server.tool_names();
+    assert_eq!(names, READ_TOOLS, "read-only tool list");
+    for (name, args) in [
+        ("write_file", json!({"path": "x.txt", "content": "x"})),
+        ("create_directory", json!({"path": "d"})),
+        (
+            "move_file",
+            json!({"source": "a.txt", "destination": "b.txt"}),
+        ),
+        ("edit_file", json!({"bogus": 1})),
+    ] {
+        let err = server.call_expect_rpc_error(name, args);
+        assert_eq!(err.code, -32602, "{name}");
+        assert_eq!(err.message, format!("Tool {name} not found"));
+    }
+    assert!(!env.exists("x.txt") && !env.exists("d") && env.exists("a.txt"));
+    server
+        .call("read_text_file", json!({"path": "a.txt"}))
+        .assert_ok();
+
+    let server = Server::start(&args![env.root(), "--deny", "filesystem/read_media_file"]);
+    assert!(!server.tool_names().iter().any(|n| n == "read_media_file"));
+    let err = server.call_expect_rpc_error("read_media_file", json!({"path": "a.txt"}));
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (-32602, "Tool read_media_file not found")
+    );
+}
+
+/// Several std threads share one server; every answer is the right one.
+#[test]
+fn concurrent_calls_from_several_threads_get_correct_answers() {
+    let env = TestEnv::new();
+    const THREADS: usize = 8;
+    const ROUNDS: usize = 25;
+    for t in 0..THREADS {
+        for i in 0..ROUNDS {
+            env.write(format!("t{t}/f{i}.txt"), format!("thread {t} file {i}\n"));
+        }
+    }
+    for i in 0..300 {
+        env.write(format!("big/d{}/x{i}.txt", i % 10), "");
+    }
+    let server = Server::start(&args![env.root()]);
+    let root = env.root().display().to_string();
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let server = &server;
+            let root = &root;
+            s.spawn(move || {
+                for i in 0..ROUNDS {
+                    let path = format!("t{t}/f{i}.txt");
+                    let want = format!("thread {t} file {i}\n");
+                    match (t + i) % 5 {
+                        0 => {
+                            let r = server.call("read_text_file", json!({ "path": path }));
+                            assert_eq!(r.text, want, "thread {t} round {i}");
+                        }
+                        1 => {
+                            let r = server.call(
+                                "read_multiple_files",
+                                json!({"paths": [path, format!("t{t}/f0.txt")]}),
+                            );
+                            assert_eq!(
+                                r.text,
+                                format!(
+                                    "{path}:\n{want}\n\n---\nt{t}/f0.txt:\nthread {t} file 0\n\n"
+                                )
+                            );
+                        }
+                        2 => {
+                            let r = server.call(
+                                "search_files",
+                                json!({"path": format!("t{t}"), "pattern": format!("f{i}.txt")}),
+                            );
+                            assert_eq!(r.text, format!("{root}/t{t}/f{i}.txt"));
+                        }
+                        3 => {
+                            let r = server.call("get_file_info", json!({ "path": path }));
+                            assert!(
+                                r.text.starts_with(&format!("size: {}\n", want.len())),
+                                "{}",
+                                r.text
+                            );
+                        }
+                        _ => {
+                            let r = server.call("directory_tree", json!({"path": "big"}));
+                            r.assert_ok();
+                            assert_eq!(r.text.matches("\"type\": \"file\"").count(), 300);
+                            let r = server.call("list_directory", json!({"path": format!("t{t}")}));
+                            assert_eq!(r.text.lines().count(), ROUNDS);
+                            assert!(r.text.lines().all(|l| l.starts_with("[FILE] f")));
+                        }
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// Many requests written at once, without waiting: every response comes
+/// back with its own id and its own answer.
+#[test]
+fn pipelined_requests_are_answered_by_id() {
+    let env = TestEnv::new();
+    for i in 0..40 {
+        env.write(format!("f{i}.txt"), format!("content {i}"));
+    }
+    let mut raw = raw_session(&env, &[]);
+    for i in 0..40 {
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": format!("req-{i}"), "method": "tools/call",
+            "params": {"name": "read_text_file", "arguments": {"path": format!("f{i}.txt")}}}),
+        );
+    }
+    // Collect by id (`wait_response` does not look at already-queued
+    // messages, so read them all here).
+    let mut answers = BTreeMap::new();
+    while answers.len() < 40 {
+        let msg = raw
+            .recv(Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("only {} of 40 answers", answers.len()));
+        let id = msg["id"].as_str().expect("string id").to_owned();
+        assert!(answers.insert(id, msg).is_none(), "duplicate answer");
+    }
+    for i in 0..40 {
+        let resp = &answers[&format!("req-{i}")];
+        assert_eq!(raw_reply(resp).text, format!("content {i}"));
+    }
+}
+
+#[test]
+fn initialize_with_both_protocol_versions() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    for version in ["2025-06-18", "2025-11-25"] {
+        let mut raw = RawServer::start(&args![env.root()]);
+        let result = raw.initialize(version);
+        assert_eq!(result["protocolVersion"], json!(version), "{result}");
+        assert_eq!(result["serverInfo"]["name"], json!("tuls"), "{result}");
+        assert!(result["capabilities"]["tools"].is_object(), "{result}");
+        assert_eq!(tools_list(&mut raw).len(), 13);
+        let resp = raw.call_tool("read_text_file", json!({"path": "a.txt"}));
+        assert_eq!(raw_reply(&resp).text, "alpha\n");
+        // Unknown methods get a JSON-RPC error, and the session goes on.
+        let err = raw_error(&raw.request("resources/list", json!({})));
+        assert_eq!(err.code, -32601, "{err:?}");
+        let pong = raw.request("ping", json!({}));
+        assert!(pong.get("result").is_some(), "{pong}");
+    }
+    // The rmcp client negotiates both as well.
+    for v in [ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25] {
+        let server = Server::start_with(
+            &args![env.root()],
+            Options::new().protocol_version(v.clone()),
+        );
+        let info = server.server_info().expect("server info");
+        assert_eq!(info["protocolVersion"], json!(v.to_string()));
+        assert_eq!(
+            server.call("read_text_file", json!({"path": "a.txt"})).text,
+            "alpha\n"
+        );
+    }
+}
+
+/// stdout carries one JSON-RPC message per line and nothing else, through
+/// successes, errors, junk input and shutdown, with verbose logging on.
+#[test]
+fn stdout_carries_only_json_rpc() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    env.mkfifo("pipe");
+    let mut raw = RawServer::start_with_env(
+        &args![env.root(), "--log-level", "trace"],
+        &[("RUST_LOG", "trace")],
+    );
+    raw.initialize("2025-11-25");
+    let _ = tools_list(&mut raw);
+    raw.call_tool("read_text_file", json!({"path": "a.txt"}));
+    raw.call_tool("read_text_file", json!({"path": "pipe"}));
+    raw.call_tool("read_text_file", json!({"path": "../outside/canary.txt"}));
+    raw.call_tool("read_media_file", json!({"path": "a.txt"}));
+    raw.call_tool("directory_tree", json!({"path": "."}));
+    raw.call_tool("read_text_file", json!({"path": "a.txt", "bogus": 1}));
+    raw.request("tools/call", json!({"name": "nope", "arguments": {}}));
+    raw.request("no/such/method", json!({}));
+    raw.send_line("this is not json");
+    raw.send_line("{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": ");
+    raw.send_line("");
+    raw.notify("notifications/cancelled", json!({"requestId": 12345}));
+    // The session survives all of that.
+    let resp = raw.call_tool("read_text_file", json!({"path": "a.txt"}));
+    assert_eq!(raw_reply(&resp).text, "alpha\n");
+    raw.close_stdin();
+    assert!(
+        raw.wait_exit(Duration::from_secs(10)).is_some(),
+        "tuls did not exit on EOF"
+    );
+    // Every remaining line must be JSON-RPC too (recv panics otherwise).
+    while let Some(msg) = raw.recv(Duration::from_millis(500)) {
+        assert_eq!(msg["jsonrpc"], json!("2.0"), "{msg}");
+    }
+    assert!(!raw.stderr().is_empty(), "logs go to stderr");
+}
