@@ -11,10 +11,10 @@ mod util;
 
 /// Test modules: `tests/suite/<name>.rs`; uncomment as they are added.
 mod suite {
-    mod read;
-    // mod write;
-    // mod edit;
+    mod edit;
     mod list;
+    mod read;
+    mod write;
     // mod search;
     // mod escape;
     // mod symlinks;
@@ -24,7 +24,9 @@ mod suite {
     // mod races;
     mod protocol;
     // mod cli;
+    mod create_directory;
     mod info;
+    mod move_file;
 }
 
 /// End-to-end smoke test of the server through the rmcp client.
