@@ -46,13 +46,16 @@ pub enum Selector {
 /// A selector or configuration the operator must fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PolicyError {
-    /// The selector is not one tuls knows.
-    #[error("unknown selector '{given}' for {flag}; valid selectors: {}", valid_selectors().join(", "))]
-    Unknown {
+    /// The selector is empty, malformed, or names a capability or tool tuls
+    /// does not have.
+    #[error("invalid selector '{given}' for {flag}: {reason}; valid selectors: {}", valid_selectors().join(", "))]
+    Invalid {
         /// `--allow` or `--deny`.
         flag: &'static str,
         /// The selector as given.
         given: String,
+        /// What is wrong with it, so the operator can fix it at a glance.
+        reason: String,
     },
     /// Nothing would be enabled.
     #[error(
@@ -77,25 +80,54 @@ pub fn valid_selectors() -> Vec<String> {
     v
 }
 
-/// Parses one selector. Exact spelling only: no trimming, no case folding.
+/// Parses one selector. Exact spelling only: no trimming, no case folding
+/// (a near miss is refused, with a reason, rather than guessed at).
 pub fn parse(flag: &'static str, s: &str) -> Result<Selector, PolicyError> {
-    let unknown = || PolicyError::Unknown {
+    match s {
+        "filesystem" => return Ok(Selector::All),
+        "filesystem.read" => return Ok(Selector::Capability(Capability::Read)),
+        "filesystem.write" => return Ok(Selector::Capability(Capability::Write)),
+        _ => {}
+    }
+    if let Some(tool) = s.strip_prefix("filesystem/")
+        && let Some((t, _)) = TOOLS.iter().find(|(t, _)| *t == tool)
+    {
+        return Ok(Selector::Tool(t));
+    }
+    Err(PolicyError::Invalid {
         flag,
         given: s.to_owned(),
-    };
-    match s {
-        "filesystem" => Ok(Selector::All),
-        "filesystem.read" => Ok(Selector::Capability(Capability::Read)),
-        "filesystem.write" => Ok(Selector::Capability(Capability::Write)),
-        _ => {
-            let tool = s.strip_prefix("filesystem/").ok_or_else(unknown)?;
-            TOOLS
-                .iter()
-                .find(|(t, _)| *t == tool)
-                .map(|(t, _)| Selector::Tool(t))
-                .ok_or_else(unknown)
-        }
+        reason: why_invalid(s),
+    })
+}
+
+/// Says what is wrong with a selector [`parse`] refused.
+fn why_invalid(s: &str) -> String {
+    if s.is_empty() {
+        return "the selector is empty".to_owned();
     }
+    if s.trim() != s {
+        return "it has leading or trailing whitespace (selectors are matched exactly)".to_owned();
+    }
+    let lower = s.to_lowercase();
+    if lower != s && parse("", &lower).is_ok() {
+        return format!("selectors are lowercase; did you mean '{lower}'?");
+    }
+    if let Some(cap) = s.strip_prefix("filesystem.") {
+        return match cap {
+            "" => "no capability after 'filesystem.'".to_owned(),
+            "*" => "'filesystem.*' is not a selector; 'filesystem' selects every tool".to_owned(),
+            _ => format!("unknown capability '{cap}' (capabilities: read, write)"),
+        };
+    }
+    if let Some(tool) = s.strip_prefix("filesystem/") {
+        return match tool {
+            "" => "no tool name after 'filesystem/'".to_owned(),
+            _ => format!("unknown tool '{tool}'"),
+        };
+    }
+    "malformed: a selector is 'filesystem', 'filesystem.<capability>' or 'filesystem/<tool>'"
+        .to_owned()
 }
 
 fn selects(sel: &Selector, tool: &str, cap: Capability) -> bool {
@@ -229,6 +261,26 @@ mod tests {
                 "{bad}: {e}"
             );
             assert!(p(&[], &[bad]).is_err());
+        }
+        for (bad, reason) in [
+            ("", "empty"),
+            (" filesystem.read", "whitespace"),
+            ("filesystem.read\n", "whitespace"),
+            ("FILESYSTEM.read", "did you mean 'filesystem.read'"),
+            (
+                "Filesystem/Move_File",
+                "did you mean 'filesystem/move_file'",
+            ),
+            ("filesystem.", "no capability"),
+            ("filesystem.*", "'filesystem' selects every tool"),
+            ("filesystem.exec", "unknown capability 'exec'"),
+            ("filesystem/", "no tool name"),
+            ("filesystem/nope", "unknown tool 'nope'"),
+            ("fs.read", "malformed"),
+        ] {
+            let e = p(&[], &[bad]).unwrap_err().to_string();
+            assert!(e.contains(reason), "{bad:?}: {e}");
+            assert!(e.contains("for --deny"), "{bad:?}: {e}");
         }
         assert!(matches!(
             p(&[], &["filesystem"]),
