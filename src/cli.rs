@@ -15,7 +15,12 @@ Connect it from an MCP client, e.g.:  claude mcp add tuls -- tuls filesystem ~/p
 const FS_AFTER_HELP: &str = "\
 Selectors: filesystem (every tool), filesystem.read (the nine read tools),
 filesystem.write (the four write tools), filesystem/<tool> (one tool).
-With no --allow every tool is enabled; --deny always wins.
+With no --allow every tool is enabled; --deny always wins. A bad selector, or
+one that leaves no tool enabled, stops startup with exit status 2.
+
+Client roots (MCP roots) can only narrow the DIRs: a client root counts only if
+it lies at or beneath a DIR; an empty list means no access. --no-client-roots
+ignores them.
 
 Examples:
   Serve a project with every tool:
@@ -63,6 +68,17 @@ pub struct FsArgs {
     /// Ignore MCP roots sent by the client (they can only narrow anyway).
     #[arg(long)]
     pub no_client_roots: bool,
+    /// Seconds a tool call waits for the client's roots/list answer (at the
+    /// start of a session, and after roots/list_changed) before it fails
+    /// with a timeout error; 0 fails at once. Only clients that declare the
+    /// roots capability are waited for.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = crate::limits::ROOTS_WAIT_SECS,
+        value_parser = clap::value_parser!(u64).range(0..=3600)
+    )]
+    pub roots_timeout_secs: u64,
     /// Do not confine the process with Landlock.
     #[arg(long)]
     pub no_landlock: bool,

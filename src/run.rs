@@ -66,6 +66,7 @@ pub fn filesystem(args: FsArgs) -> ExitCode {
         max_walk_depth: args.max_depth,
         max_paths_per_batch: args.max_paths,
         max_request_bytes: args.max_request_bytes,
+        roots_wait_secs: args.roots_timeout_secs,
         ..Limits::default()
     };
     let mut opened = Vec::with_capacity(args.dirs.len());
