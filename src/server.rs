@@ -5,13 +5,15 @@
 //! arguments are looked at. Tool work runs on the blocking pool, and a panic
 //! inside a tool becomes an `isError` result for that call only.
 //! Client roots (MCP roots, legacy sessions) can only narrow the operator's
-//! roots; path tools wait, bounded, for the first answer.
+//! roots; tool calls wait, bounded, for the first answer and for the answer
+//! after each `roots/list_changed`.
 //! May touch: the scope (to install client roots), through [`crate::scope`].
 
 #![allow(deprecated)] // MCP roots are deprecated by SEP-2577 but still used by legacy sessions
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -33,7 +35,8 @@ use crate::tools::{self, Ctx, Output};
 /// Whether the roots in force are settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RootsState {
-    /// Waiting for the client's first `roots/list` answer.
+    /// Waiting for the answer to the latest `roots/list` request: the first
+    /// one of the session, or the one a `roots/list_changed` triggered.
     Pending,
     /// Settled.
     Ready,
@@ -51,7 +54,14 @@ struct Inner {
     policy: Policy,
     tools: Vec<Tool>,
     client_roots: bool,
+    /// Whether client roots are in use: the client declared the `roots`
+    /// capability in `initialize` and `--no-client-roots` was not given.
+    roots_in_use: AtomicBool,
     roots_state: watch::Sender<RootsState>,
+    /// Number of the latest `roots/list` request. Only the answer to that
+    /// request is applied (answers can arrive out of order), and it is
+    /// applied, with `roots_state`, under this lock.
+    roots_generation: Mutex<u64>,
 }
 
 impl Server {
@@ -70,7 +80,9 @@ impl Server {
                 policy,
                 tools,
                 client_roots,
+                roots_in_use: AtomicBool::new(false),
                 roots_state,
+                roots_generation: Mutex::new(0),
             }),
         }
     }
@@ -87,9 +99,10 @@ impl Server {
         if !self.inner.policy.is_enabled(name) {
             return None;
         }
-        if tools::takes_path(name)
-            && let Err(msg) = self.wait_for_roots().await
-        {
+        // Every tool waits while the client's roots are pending, not only
+        // the path tools: list_allowed_directories would otherwise report the
+        // CLI roots (or the old list) as if they were in force.
+        if let Err(msg) = self.wait_for_roots().await {
             return Some(error_result(msg));
         }
         let ctx = Ctx {
@@ -129,25 +142,64 @@ impl Server {
         }
     }
 
-    async fn refresh_roots(&self, peer: &Peer<RoleServer>) {
+    /// Asks the client for its roots, and marks the roots Pending until the
+    /// answer is applied.
+    ///
+    /// Decision: during every refresh (not only the first), tool calls wait
+    /// (bounded by `--roots-timeout-secs`) instead of going on with the roots
+    /// in force. After `roots/list_changed` the new list may be narrower, and
+    /// a call that kept the old, wider scope would be exactly the slip the
+    /// first-answer wait exists to prevent. The cost is a short stall after
+    /// each change, or a timeout error if the client never answers: failing
+    /// closed. Calls already past the wait finish with the scope they read.
+    /// rmcp runs each incoming message as its own task, so a `tools/call`
+    /// the client writes right after the notification can still, rarely, be
+    /// scheduled before this runs; from the moment the server has sent its
+    /// `roots/list` request, every later call waits.
+    fn start_refresh(&self, peer: Peer<RoleServer>) {
+        let generation = {
+            let mut g = lock(&self.inner.roots_generation);
+            *g += 1;
+            self.inner.roots_state.send_replace(RootsState::Pending);
+            *g
+        };
+        let this = self.clone();
+        tokio::spawn(async move { this.refresh_roots(&peer, generation).await });
+    }
+
+    async fn refresh_roots(&self, peer: &Peer<RoleServer>, generation: u64) {
         let scope = &self.inner.scope;
-        match peer.list_roots().await {
+        let narrowed = match peer.list_roots().await {
             Ok(list) => {
                 let uris: Vec<String> = list.roots.into_iter().map(|r| r.uri).collect();
-                let narrowed = narrow(scope.cli_roots(), &uris, self.inner.limits.max_path_bytes);
-                tracing::info!(
-                    roots = ?narrowed.iter().map(|r| r.display.as_str()).collect::<Vec<_>>(),
-                    "client roots in force"
-                );
-                scope.set_roots(narrowed);
+                narrow(scope.cli_roots(), &uris, self.inner.limits.max_path_bytes)
             }
             Err(e) => {
                 tracing::error!(error = %e, "roots/list failed; failing closed with no access");
-                scope.set_roots(Vec::new());
+                Vec::new()
             }
+        };
+        let latest = lock(&self.inner.roots_generation);
+        if *latest != generation {
+            // A newer roots/list request is out; its answer decides.
+            tracing::debug!(
+                generation,
+                latest = *latest,
+                "discarding a stale roots/list answer"
+            );
+            return;
         }
+        tracing::info!(
+            roots = ?narrowed.iter().map(|r| r.display.as_str()).collect::<Vec<_>>(),
+            "client roots in force"
+        );
+        scope.set_roots(narrowed);
         self.inner.roots_state.send_replace(RootsState::Ready);
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The client roots that lie at or beneath a CLI root, each opened through
@@ -159,6 +211,13 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
             tracing::warn!(uri, "ignoring client root: not a file:// URI");
             continue;
         };
+        // A `..` would leave a spelling that tool paths never match (and
+        // normalizing it by string could disagree with the kernel across a
+        // symlink), so such a root is ignored: ignoring only narrows.
+        if path.split('/').any(|seg| seg == "..") {
+            tracing::warn!(uri, "ignoring client root: it contains '..'");
+            continue;
+        }
         let t = match resolve_in(cli, &path, max_path_bytes) {
             Ok(t) => t,
             Err(_) => {
@@ -172,7 +231,9 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
         match t.root.dir.open_dir(t.rel()) {
             Ok(dir) => out.push(Arc::new(Root {
                 display: join_display(&t.root.display, &t.segs),
-                resolved: None,
+                // The client may name it under either spelling of the CLI
+                // root (e.g. a symlinked path, or the path it resolves to).
+                resolved: t.root.resolved.as_deref().map(|r| join_display(r, &t.segs)),
                 dir: Arc::new(dir),
             })),
             Err(_) => tracing::warn!(
@@ -220,22 +281,27 @@ impl ServerHandler for Server {
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         if self.inner.client_roots && request.capabilities.roots.is_some() {
+            // Pending from before the initialize answer goes out, so no call
+            // can run with the CLI roots before the client's roots arrive.
+            self.inner.roots_in_use.store(true, Ordering::SeqCst);
             self.inner.roots_state.send_replace(RootsState::Pending);
         }
         self.negotiate_initialize(&request)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        if *self.inner.roots_state.borrow() == RootsState::Pending {
-            let this = self.clone();
-            tokio::spawn(async move { this.refresh_roots(&context.peer).await });
+        if self.inner.roots_in_use.load(Ordering::SeqCst) {
+            self.start_refresh(context.peer);
         }
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
-        if self.inner.client_roots {
-            let this = self.clone();
-            tokio::spawn(async move { this.refresh_roots(&context.peer).await });
+        // A client that did not declare roots has none to send (and the
+        // protocol forbids asking it); --no-client-roots ignores them all.
+        if self.inner.roots_in_use.load(Ordering::SeqCst) {
+            self.start_refresh(context.peer);
+        } else {
+            tracing::debug!("ignoring roots/list_changed: client roots are not in use");
         }
     }
 
