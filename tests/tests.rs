@@ -20,10 +20,12 @@ mod suite {
     // mod symlinks;
     // mod special_files;
     // mod selectors;
-    // mod roots;
+    mod roots;
     // mod races;
     mod protocol;
     // mod cli;
+    mod config;
+    mod policy;
     mod create_directory;
     mod info;
     mod move_file;

@@ -1,0 +1,370 @@
+//! Fail-closed configuration (issue 4): bad selectors, a configuration that
+//! leaves no tool, bad roots, `--print-config`, and the startup lines.
+
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::{CliOutput, Server, TestEnv, default_timeout, run_cli, wait_until};
+
+/// Every valid selector, in the order the error lists them.
+const VALID: [&str; 16] = [
+    "filesystem",
+    "filesystem.read",
+    "filesystem.write",
+    "filesystem/read_text_file",
+    "filesystem/read_media_file",
+    "filesystem/read_multiple_files",
+    "filesystem/write_file",
+    "filesystem/edit_file",
+    "filesystem/create_directory",
+    "filesystem/list_directory",
+    "filesystem/list_directory_with_sizes",
+    "filesystem/directory_tree",
+    "filesystem/move_file",
+    "filesystem/search_files",
+    "filesystem/get_file_info",
+    "filesystem/list_allowed_directories",
+];
+
+const READ_TOOLS: [&str; 9] = [
+    "read_text_file",
+    "read_media_file",
+    "read_multiple_files",
+    "list_directory",
+    "list_directory_with_sizes",
+    "directory_tree",
+    "search_files",
+    "get_file_info",
+    "list_allowed_directories",
+];
+
+/// `B/root` as the server spells it.
+fn root_s(env: &TestEnv) -> String {
+    env.root().to_str().expect("UTF-8").to_owned()
+}
+
+/// `tuls filesystem <args>`, stdin at EOF.
+fn fs(args: &[OsString]) -> CliOutput {
+    let mut full: Vec<OsString> = vec!["filesystem".into()];
+    full.extend(args.iter().cloned());
+    let out = run_cli(&full, default_timeout());
+    assert!(
+        !out.timed_out,
+        "tuls hung: {args:?}\nstderr:\n{}",
+        out.stderr
+    );
+    out
+}
+
+/// Runs `args` both as a startup and with `--print-config`, and checks both
+/// stop with status 2, the same stderr, nothing on stdout; returns stderr.
+#[track_caller]
+fn assert_config_error(args: &[OsString]) -> String {
+    let start = fs(args);
+    assert_eq!(start.code, Some(2), "{args:?}\nstderr:\n{}", start.stderr);
+    assert!(
+        start.stdout.is_empty(),
+        "{args:?}: stdout {:?}",
+        start.stdout
+    );
+    assert!(
+        start.stderr.starts_with("tuls: error: "),
+        "{args:?}: {}",
+        start.stderr
+    );
+    assert!(
+        !start.stderr.contains("tuls: roots:"),
+        "startup went on: {}",
+        start.stderr
+    );
+
+    let mut with_print = args.to_vec();
+    with_print.push("--print-config".into());
+    let print = fs(&with_print);
+    assert_eq!(print.code, Some(2), "{with_print:?}\n{}", print.stderr);
+    assert!(
+        print.stdout.is_empty(),
+        "{with_print:?}: {:?}",
+        print.stdout
+    );
+    assert_eq!(
+        print.stderr, start.stderr,
+        "--print-config must fail exactly as startup does"
+    );
+    start.stderr
+}
+
+#[test]
+fn every_kind_of_bad_selector_stops_startup_with_status_2_and_the_valid_list() {
+    let env = TestEnv::new();
+    let cases: &[(&str, &str)] = &[
+        ("", "empty"),
+        ("filesystem.exec", "unknown capability 'exec'"),
+        ("filesystem.Read", "did you mean 'filesystem.read'"),
+        ("filesystem.READ_X", "unknown capability 'READ_X'"),
+        ("filesystem.*", "'filesystem' selects every tool"),
+        ("filesystem/nope", "unknown tool 'nope'"),
+        ("filesystem/read_file", "unknown tool 'read_file'"),
+        ("filesystem/move_file/", "unknown tool 'move_file/'"),
+        ("filesystem//move_file", "unknown tool '/move_file'"),
+        ("filesystem/", "no tool name"),
+        ("filesystem.", "no capability"),
+        ("FILESYSTEM.read", "did you mean 'filesystem.read'"),
+        ("Filesystem", "did you mean 'filesystem'"),
+        (" filesystem.read", "whitespace"),
+        ("filesystem.read ", "whitespace"),
+        ("filesystem.read\t", "whitespace"),
+        ("fs.read", "malformed"),
+        ("read", "malformed"),
+        ("filesystem:read", "malformed"),
+        ("move_file", "malformed"),
+    ];
+    for (sel, reason) in cases {
+        for flag in ["--allow", "--deny"] {
+            let err = assert_config_error(&args![env.root(), flag, sel]);
+            let line = err.lines().next().unwrap_or_default();
+            assert!(
+                line.contains(&format!("invalid selector '{sel}' for {flag}")),
+                "{flag} {sel:?}: {err}"
+            );
+            assert!(line.contains(reason), "{flag} {sel:?}: {err}");
+            assert!(
+                line.ends_with(&format!("valid selectors: {}", VALID.join(", "))),
+                "{flag} {sel:?}: the error must list every valid selector: {err}"
+            );
+        }
+    }
+    // One bad selector among good ones is not skipped.
+    let err = assert_config_error(&args![
+        env.root(),
+        "--allow",
+        "filesystem.read",
+        "--allow",
+        "filesystem/nope",
+        "--deny",
+        "filesystem/move_file",
+    ]);
+    assert!(err.contains("unknown tool 'nope'"), "{err}");
+}
+
+#[test]
+fn a_configuration_that_leaves_no_tool_stops_startup() {
+    let env = TestEnv::new();
+    for argv in [
+        args![env.root(), "--deny", "filesystem"],
+        args![
+            env.root(),
+            "--deny",
+            "filesystem.read",
+            "--deny",
+            "filesystem.write"
+        ],
+        args![
+            env.root(),
+            "--allow",
+            "filesystem.read",
+            "--deny",
+            "filesystem.read"
+        ],
+        args![
+            env.root(),
+            "--allow",
+            "filesystem/move_file",
+            "--deny",
+            "filesystem.write"
+        ],
+    ] {
+        let err = assert_config_error(&argv);
+        assert!(err.contains("no tool is enabled"), "{argv:?}: {err}");
+    }
+}
+
+#[test]
+fn a_missing_root_or_a_root_that_is_a_file_stops_startup_naming_the_dir() {
+    let env = TestEnv::new();
+    env.write("file.txt", "x");
+    let missing = env.base().join("no-such-dir");
+    let missing_s = missing.to_str().expect("UTF-8");
+    let file_s = env.path_str("file.txt");
+
+    let err = assert_config_error(&args![missing]);
+    assert!(
+        err.contains(&format!("'{missing_s}' does not exist")),
+        "{err}"
+    );
+    // Second of several, and with a valid policy.
+    let err = assert_config_error(&args![env.root(), missing, "--allow", "filesystem.read"]);
+    assert!(
+        err.contains(&format!("'{missing_s}' does not exist")),
+        "{err}"
+    );
+
+    let err = assert_config_error(&args![env.path("file.txt")]);
+    assert!(
+        err.contains(&format!("'{file_s}' is not a directory")),
+        "{err}"
+    );
+    let err = assert_config_error(&args![env.root(), env.path("file.txt")]);
+    assert!(
+        err.contains(&format!("'{file_s}' is not a directory")),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_roots_timeout_values_are_usage_errors() {
+    let env = TestEnv::new();
+    for bad in ["abc", "-1", "3601", "", "1.5"] {
+        let out = fs(&args![env.root(), format!("--roots-timeout-secs={bad}")]);
+        assert_eq!(out.code, Some(2), "{bad:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("--roots-timeout-secs"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+fn print_config(args: &[OsString]) -> Value {
+    let mut with_print = args.to_vec();
+    with_print.push("--print-config".into());
+    let started = Instant::now();
+    let out = fs(&with_print);
+    assert_eq!(out.code, Some(0), "{with_print:?}\nstderr:\n{}", out.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "--print-config must not wait for a client"
+    );
+    assert!(
+        !out.stderr.contains("tuls: roots:"),
+        "--print-config must not start a session: {}",
+        out.stderr
+    );
+    serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {:?}", out.stdout))
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|s| s.as_str().expect("string").to_owned())
+        .collect()
+}
+
+#[test]
+fn print_config_prints_the_effective_configuration_as_json_and_exits_0() {
+    let env = TestEnv::new();
+    let second = env.mkdir("second");
+
+    let review = print_config(&args![env.root(), second, "--allow", "filesystem.read"]);
+    let keys: Vec<&str> = review
+        .as_object()
+        .expect("a JSON object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for key in ["roots", "enabledTools", "limits", "landlock", "clientRoots"] {
+        assert!(keys.contains(&key), "missing {key}: {review:#}");
+    }
+    assert_eq!(
+        strings(&review["roots"]),
+        [root_s(&env), env.path_str("second")]
+    );
+    assert_eq!(strings(&review["enabledTools"]), READ_TOOLS);
+    assert_eq!(review["clientRoots"], true);
+    assert!(review["landlock"].is_string(), "{review:#}");
+    let limits = &review["limits"];
+    assert_eq!(limits["rootsWaitSecs"], 10, "{limits:#}");
+    assert_eq!(limits["maxReadBytes"], 32 * 1024 * 1024, "{limits:#}");
+    assert!(limits["maxRequestBytes"].is_u64(), "{limits:#}");
+
+    let implementation = print_config(&args![
+        env.root(),
+        "--allow",
+        "filesystem.read",
+        "--allow",
+        "filesystem.write",
+        "--deny",
+        "filesystem/move_file",
+        "--no-client-roots",
+        "--max-read-bytes",
+        "1234",
+        "--roots-timeout-secs",
+        "3",
+    ]);
+    let tools = strings(&implementation["enabledTools"]);
+    assert_eq!(tools.len(), 12, "{tools:?}");
+    assert!(!tools.iter().any(|t| t == "move_file"), "{tools:?}");
+    assert!(tools.iter().any(|t| t == "write_file"), "{tools:?}");
+    assert_eq!(implementation["clientRoots"], false);
+    assert_eq!(implementation["limits"]["maxReadBytes"], 1234);
+    assert_eq!(implementation["limits"]["rootsWaitSecs"], 3);
+
+    let everything = print_config(&args![env.root()]);
+    assert_eq!(strings(&everything["enabledTools"]).len(), 13);
+
+    // The Landlock status reflects whether write tools are enabled (when
+    // Landlock is active at all) and --no-landlock.
+    let off = print_config(&args![env.root(), "--no-landlock"]);
+    let off = off["landlock"].as_str().expect("landlock string");
+    assert!(
+        off.contains("disabled") && off.contains("--no-landlock"),
+        "{off}"
+    );
+    let review = review["landlock"].as_str().expect("landlock string");
+    let full = everything["landlock"].as_str().expect("landlock string");
+    if review.starts_with("active") {
+        assert!(review.contains("read-only"), "{review}");
+        assert!(full.contains("read-write"), "{full}");
+    }
+}
+
+#[test]
+fn startup_prints_the_roots_tools_and_landlock_lines_on_stderr() {
+    let env = TestEnv::new();
+    let argv = args![env.root(), "--allow", "filesystem.read"];
+    let landlock = print_config(&argv)["landlock"]
+        .as_str()
+        .expect("landlock string")
+        .to_owned();
+
+    let server = Server::start(&argv);
+    let want = [
+        format!("tuls: roots: {}", root_s(&env)),
+        format!("tuls: tools: {}", READ_TOOLS.join(", ")),
+        format!("tuls: landlock: {landlock}"),
+    ];
+    let have_all = || {
+        let stderr = server.stderr();
+        want.iter().all(|w| stderr.lines().any(|l| l == w))
+    };
+    assert!(
+        wait_until(default_timeout(), have_all),
+        "expected lines {want:#?}\nstderr:\n{}",
+        server.stderr()
+    );
+    // In that order, before anything else the server logs about the session.
+    let stderr = server.stderr();
+    let pos: Vec<usize> = want
+        .iter()
+        .map(|w| stderr.find(w.as_str()).expect("line present"))
+        .collect();
+    assert!(pos.windows(2).all(|w| w[0] < w[1]), "order: {stderr}");
+
+    // A session with every tool says so.
+    let server = Server::start(&args![env.root()]);
+    assert!(
+        wait_until(default_timeout(), || server.stderr().lines().any(|l| l
+            .starts_with(
+                "tuls: tools: read_text_file, read_media_file, read_multiple_files, write_file,"
+            )
+            && l.ends_with(
+                "move_file, search_files, get_file_info, list_allowed_directories"
+            ))),
+        "{}",
+        server.stderr()
+    );
+}
