@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// The method of the stand-in request for an oversized line.
 pub const OVERSIZED_METHOD: &str = "tuls/requestTooLarge";
@@ -27,73 +27,90 @@ const ID_PREFIX: usize = 4096;
 
 /// The server side of stdio.
 pub struct Stdio {
-    reader: BufReader<tokio::io::Stdin>,
+    lines: LineReader<tokio::io::Stdin>,
     writer: Arc<Mutex<std::io::BufWriter<std::io::Stdout>>>,
     max: usize,
-    line: Vec<u8>,
 }
 
 /// stdio with request lines bounded to `max` bytes.
 pub fn stdio(max: usize) -> Stdio {
     Stdio {
-        reader: BufReader::with_capacity(64 * 1024, tokio::io::stdin()),
+        lines: LineReader::new(tokio::io::stdin(), max),
         writer: Arc::new(Mutex::new(std::io::BufWriter::with_capacity(
             64 * 1024,
             std::io::stdout(),
         ))),
         max,
-        line: Vec::new(),
     }
 }
 
-/// One line read by [`read_line`].
+/// One line read by [`LineReader::next_line`].
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
-    /// A complete line (without its `\n`) is in the buffer.
-    Complete,
-    /// The line was longer than the bound; the buffer holds its first bytes.
-    Oversized,
-    /// End of input.
-    Eof,
+    /// A complete line (without its `\n`).
+    Complete(Vec<u8>),
+    /// A line longer than the bound; only its first bytes are kept.
+    Oversized(Vec<u8>),
 }
 
-/// Reads one `\n`-terminated line into `buf`, keeping at most `max` bytes.
-pub async fn read_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
+/// Splits input into bounded lines.
+///
+/// Cancel-safe: rmcp drops the `receive` future when another event wins a
+/// `select!`, so every byte consumed from the reader is recorded in `self`
+/// before the next `await`, and a dropped call resumes where it stopped.
+pub struct LineReader<R> {
+    reader: BufReader<R>,
+    buf: Vec<u8>,
+    oversized: bool,
     max: usize,
-) -> std::io::Result<Line> {
-    buf.clear();
-    let mut oversized = false;
-    let mut seen_any = false;
-    loop {
-        let avail = reader.fill_buf().await?;
-        if avail.is_empty() {
-            return Ok(match (seen_any, oversized) {
-                (false, _) => Line::Eof,
-                (true, true) => Line::Oversized,
-                (true, false) => Line::Complete,
-            });
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// Reads lines from `reader`, keeping at most `max` bytes of each.
+    pub fn new(reader: R, max: usize) -> Self {
+        Self {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            buf: Vec::new(),
+            oversized: false,
+            max,
         }
-        seen_any = true;
-        let (chunk, used, done) = match avail.iter().position(|&b| b == b'\n') {
-            Some(i) => (avail.get(..i).unwrap_or(&[]), i + 1, true),
-            None => (avail, avail.len(), false),
-        };
-        if !oversized && buf.len() + chunk.len() > max {
-            oversized = true;
-            let keep = ID_PREFIX.saturating_sub(buf.len()).min(chunk.len());
-            buf.extend_from_slice(chunk.get(..keep).unwrap_or(&[]));
-        } else if !oversized {
-            buf.extend_from_slice(chunk);
+    }
+
+    /// The next line, or `None` at end of input.
+    pub async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+        loop {
+            // The only await point; `fill_buf` is cancel-safe.
+            let avail = self.reader.fill_buf().await?;
+            if avail.is_empty() {
+                if self.buf.is_empty() && !self.oversized {
+                    return Ok(None);
+                }
+                return Ok(Some(self.take()));
+            }
+            let (chunk, used, done) = match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => (avail.get(..i).unwrap_or(&[]), i + 1, true),
+                None => (avail, avail.len(), false),
+            };
+            if !self.oversized && self.buf.len() + chunk.len() > self.max {
+                self.oversized = true;
+                let keep = ID_PREFIX.saturating_sub(self.buf.len()).min(chunk.len());
+                self.buf.extend_from_slice(chunk.get(..keep).unwrap_or(&[]));
+            } else if !self.oversized {
+                self.buf.extend_from_slice(chunk);
+            }
+            self.reader.consume(used);
+            if done {
+                return Ok(Some(self.take()));
+            }
         }
-        reader.consume(used);
-        if done {
-            return Ok(if oversized {
-                Line::Oversized
-            } else {
-                Line::Complete
-            });
+    }
+
+    fn take(&mut self) -> Line {
+        let buf = std::mem::take(&mut self.buf);
+        if std::mem::replace(&mut self.oversized, false) {
+            Line::Oversized(buf)
+        } else {
+            Line::Complete(buf)
         }
     }
 }
@@ -149,32 +166,32 @@ impl Transport<RoleServer> for Stdio {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            let line = match read_line(&mut self.reader, &mut self.line, self.max).await {
-                Ok(l) => l,
+            let line = match self.lines.next_line().await {
+                Ok(Some(l)) => l,
+                Ok(None) => return None,
                 Err(e) => {
                     tracing::debug!(error = %e, "stdin closed");
                     return None;
                 }
             };
             match line {
-                Line::Eof => return None,
-                Line::Complete => {
-                    if self.line.iter().all(u8::is_ascii_whitespace) {
+                Line::Complete(bytes) => {
+                    if bytes.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    match serde_json::from_slice(&self.line) {
+                    match serde_json::from_slice(&bytes) {
                         Ok(msg) => return Some(msg),
                         Err(e) => {
                             tracing::warn!(error = %e, "skipping a line that is not a JSON-RPC message")
                         }
                     }
                 }
-                Line::Oversized => {
+                Line::Oversized(prefix) => {
                     tracing::warn!(
                         max = self.max,
                         "discarded a request line longer than --max-request-bytes"
                     );
-                    if let Some(id) = scrape_id(&self.line)
+                    if let Some(id) = scrape_id(&prefix)
                         && let Ok(msg) = serde_json::from_str(&stand_in(&id))
                     {
                         return Some(msg);
@@ -215,35 +232,58 @@ mod tests {
         assert!(msg.is_ok(), "{msg:?}");
     }
 
-    async fn lines(input: &[u8], max: usize) -> Vec<(Line, Vec<u8>)> {
-        let mut r = BufReader::with_capacity(4, input);
+    async fn lines(input: &[u8], max: usize) -> Vec<Line> {
+        let mut r = LineReader::new(input, max);
         let mut out = Vec::new();
-        let mut buf = Vec::new();
-        loop {
-            let l = read_line(&mut r, &mut buf, max).await.unwrap();
-            if l == Line::Eof {
-                return out;
-            }
-            out.push((l, buf.clone()));
+        while let Some(l) = r.next_line().await.unwrap() {
+            out.push(l);
         }
+        out
     }
 
     #[tokio::test]
     async fn bounds_at_and_past_the_limit() {
         let got = lines(b"0123456789\n01234567890\nab", 10).await;
         assert_eq!(got.len(), 3);
-        assert_eq!(got[0], (Line::Complete, b"0123456789".to_vec()));
-        assert_eq!(got[1].0, Line::Oversized);
-        assert_eq!(got[2], (Line::Complete, b"ab".to_vec()));
+        assert_eq!(got[0], Line::Complete(b"0123456789".to_vec()));
+        assert!(matches!(got[1], Line::Oversized(_)));
+        assert_eq!(got[2], Line::Complete(b"ab".to_vec()));
     }
 
     #[tokio::test]
     async fn oversized_keeps_only_a_prefix() {
-        let big = vec![b'x'; 100_000];
-        let mut input = big.clone();
+        let mut input = vec![b'x'; 100_000];
         input.push(b'\n');
         let got = lines(&input, 10).await;
-        assert_eq!(got[0].0, Line::Oversized);
-        assert!(got[0].1.len() <= ID_PREFIX);
+        let Line::Oversized(prefix) = &got[0] else {
+            panic!("{got:?}")
+        };
+        assert!(prefix.len() <= ID_PREFIX);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_read_loses_nothing() {
+        // A reader that delivers one byte per poll and is cancelled
+        // (timed out) over and over, as rmcp's select! does.
+        let (mut tx, rx) = tokio::io::duplex(8);
+        let text = b"{\"a\":1}\n{\"b\":2}\n".to_vec();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            for b in text {
+                tx.write_all(&[b]).await.unwrap();
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+        });
+        let mut r = LineReader::new(rx, 100);
+        let mut got = Vec::new();
+        while got.len() < 2 {
+            if let Ok(res) =
+                tokio::time::timeout(std::time::Duration::from_millis(1), r.next_line()).await
+            {
+                got.push(res.unwrap().unwrap());
+            }
+        }
+        assert_eq!(got[0], Line::Complete(b"{\"a\":1}".to_vec()));
+        assert_eq!(got[1], Line::Complete(b"{\"b\":2}".to_vec()));
     }
 }
