@@ -29,6 +29,7 @@ mod suite {
     mod create_directory;
     mod info;
     mod move_file;
+    mod write_escape;
 }
 
 /// End-to-end smoke test of the server through the rmcp client.
