@@ -90,6 +90,8 @@ impl Server {
     /// Runs one tool call to completion, in process (used by the MCP handler
     /// and by the fuzz targets). Returns the MCP result, or `None` when the
     /// tool is not enabled (the caller refuses it as an unknown tool).
+    /// A text result's `structuredContent` is the transport's mirror marker;
+    /// in-process callers use [`crate::transport::materialize_mirror`].
     pub async fn call(
         &self,
         name: &str,
@@ -248,7 +250,9 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
 fn success_result(out: Output) -> CallToolResult {
     let (block, structured) = match out {
         Output::Text(text) => {
-            let structured = json!({ "content": text });
+            // The transport writes {"content": text} from the text block
+            // itself (see transport::MIRROR_MARKER): no second copy.
+            let structured = crate::transport::mirror_marker();
             (ContentBlock::text(text), structured)
         }
         Output::Media(v) => {

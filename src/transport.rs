@@ -15,12 +15,101 @@ use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, JsonRpcMessage, RequestId, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// The method of the stand-in request for an oversized line.
 pub const OVERSIZED_METHOD: &str = "tuls/requestTooLarge";
+
+/// The placeholder a text tool result carries as its `structuredContent`:
+/// the transport writes `{"content": <the text>}` in its place straight from
+/// the one text block, so a large reply is never held twice.
+pub const MIRROR_MARKER: &str = "tuls:structured-content-mirrors-the-text";
+
+/// Replaces the marker with a real `{"content": text}` value, for callers
+/// that use a result in process rather than through this transport.
+pub fn materialize_mirror(r: &mut CallToolResult) {
+    if is_mirror(r) {
+        let text = mirror_text(r).to_owned();
+        r.structured_content = Some(serde_json::json!({ "content": text }));
+    }
+}
+
+/// The marker value: an object, because rmcp turns a non-object
+/// `structuredContent` into an extra text block for legacy peers.
+pub fn mirror_marker() -> serde_json::Value {
+    serde_json::json!({ "content": MIRROR_MARKER })
+}
+
+fn is_mirror(r: &CallToolResult) -> bool {
+    // A text that is itself the marker string still mirrors correctly: the
+    // mirrored output is then that same string.
+    r.structured_content
+        .as_ref()
+        .and_then(|v| v.get("content"))
+        .is_some_and(|c| c == MIRROR_MARKER)
+        && r.structured_content
+            .as_ref()
+            .and_then(|v| v.as_object())
+            .is_some_and(|o| o.len() == 1)
+}
+
+fn mirror_text(r: &CallToolResult) -> &str {
+    r.content
+        .first()
+        .and_then(|b| b.as_text())
+        .map(|t| t.text.as_str())
+        .unwrap_or("")
+}
+
+#[derive(Serialize)]
+struct Envelope<'a, R> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: R,
+}
+
+#[derive(Serialize)]
+struct Mirrored<'a> {
+    #[serde(flatten)]
+    result: &'a CallToolResult,
+    #[serde(rename = "structuredContent")]
+    structured: Mirror<'a>,
+}
+
+#[derive(Serialize)]
+struct Mirror<'a> {
+    content: &'a str,
+}
+
+/// Serializes one message, writing a mirrored `structuredContent` from the
+/// text block it mirrors.
+fn write_message<W: std::io::Write>(
+    out: &mut W,
+    mut item: TxJsonRpcMessage<RoleServer>,
+) -> std::io::Result<()> {
+    if let JsonRpcMessage::Response(resp) = &mut item
+        && let ServerResult::CallToolResult(r) = &mut resp.result
+        && is_mirror(r)
+    {
+        r.structured_content = None;
+        let env = Envelope {
+            jsonrpc: "2.0",
+            id: &resp.id,
+            result: Mirrored {
+                result: r,
+                structured: Mirror {
+                    content: mirror_text(r),
+                },
+            },
+        };
+        return serde_json::to_writer(out, &env).map_err(std::io::Error::other);
+    }
+    serde_json::to_writer(out, &item).map_err(std::io::Error::other)
+}
 
 /// How many bytes of an oversized line are kept to look for its id.
 const ID_PREFIX: usize = 4096;
@@ -155,7 +244,7 @@ impl Transport<RoleServer> for Stdio {
         async move {
             tokio::task::spawn_blocking(move || {
                 let mut out = writer.lock().unwrap_or_else(|p| p.into_inner());
-                serde_json::to_writer(&mut *out, &item).map_err(std::io::Error::other)?;
+                write_message(&mut *out, item)?;
                 out.write_all(b"\n")?;
                 out.flush()
             })
@@ -224,6 +313,30 @@ mod tests {
         );
         assert_eq!(scrape_id(br#"{"method":"x""#), None);
         assert_eq!(scrape_id(br#"{"id":"a\"b"}"#), None);
+    }
+
+    #[test]
+    fn mirrored_results_serialize_like_plain_ones() {
+        use rmcp::model::ContentBlock;
+        let text = "line1\n\"quoted\" é";
+        let mut plain = CallToolResult::success(vec![ContentBlock::text(text)]);
+        plain.structured_content = Some(serde_json::json!({ "content": text }));
+        let mut marked = CallToolResult::success(vec![ContentBlock::text(text)]);
+        marked.structured_content = Some(mirror_marker());
+        let msg = |r: CallToolResult| -> TxJsonRpcMessage<RoleServer> {
+            JsonRpcMessage::response(ServerResult::CallToolResult(r), RequestId::Number(3))
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write_message(&mut a, msg(plain.clone())).unwrap();
+        write_message(&mut b, msg(marked.clone())).unwrap();
+        let (va, vb): (serde_json::Value, serde_json::Value) = (
+            serde_json::from_slice(&a).unwrap(),
+            serde_json::from_slice(&b).unwrap(),
+        );
+        assert_eq!(va, vb);
+        assert_eq!(vb["result"]["structuredContent"]["content"], text);
+        materialize_mirror(&mut marked);
+        assert_eq!(marked, plain);
     }
 
     #[test]
