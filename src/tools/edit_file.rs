@@ -21,8 +21,11 @@ use crate::{diff, edit, file};
 pub const DESCRIPTION: &str = "Make line-based edits to a text file. Each edit replaces exact text with new content: edits apply in order, and each oldText must occur exactly once in the file as it stands after the earlier edits, matching byte for byte (no whitespace, indentation or line-ending normalization: \\n never matches \\r\\n). A missing or ambiguous match fails the whole call and nothing is written. Bytes outside the replaced text, line endings included, are kept as they are; files that are not valid UTF-8 are refused. Returns a git-style diff showing the changes made. Only works within allowed directories.";
 
 /// One replacement.
+// Inlined in the schema (no `$defs`/`$ref`), as the reference advertises it
+// and as simpler clients need it.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(inline)]
 pub struct EditOperation {
     /// Text to search for - must match exactly
     pub old_text: String,
