@@ -137,14 +137,19 @@ pub fn filesystem(args: FsArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let hook = server.roots_changed_hook();
     let result = runtime.block_on(async move {
         let service = server
-            .serve(crate::transport::stdio(limits.max_request_bytes))
+            .serve(crate::transport::stdio(limits.max_request_bytes).on_roots_list_changed(hook))
             .await
             .map_err(|e| e.to_string())?;
         service.waiting().await.map_err(|e| e.to_string())?;
         Ok::<(), String>(())
     });
+    // Stop the runtime (and with it every clone of the reply queue), then
+    // let the writer thread write out what is queued.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    crate::transport::finish();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -155,9 +155,9 @@ impl Server {
     /// each change, or a timeout error if the client never answers: failing
     /// closed. Calls already past the wait finish with the scope they read.
     /// rmcp runs each incoming message as its own task, so a `tools/call`
-    /// the client writes right after the notification can still, rarely, be
-    /// scheduled before this runs; from the moment the server has sent its
-    /// `roots/list` request, every later call waits.
+    /// the client writes right after the notification could be scheduled
+    /// before this runs; [`Server::roots_changed_hook`], which the transport
+    /// runs in wire order, closes that window.
     fn start_refresh(&self, peer: Peer<RoleServer>) {
         let generation = {
             let mut g = lock(&self.inner.roots_generation);
@@ -167,6 +167,22 @@ impl Server {
         };
         let this = self.clone();
         tokio::spawn(async move { this.refresh_roots(&peer, generation).await });
+    }
+
+    /// For the transport: marks the roots Pending the moment
+    /// `roots/list_changed` is read off the wire, before any later message
+    /// is, closing the window in which a call written right after the
+    /// notification could run with the old roots. It also supersedes any
+    /// `roots/list` answer still outstanding.
+    pub fn roots_changed_hook(&self) -> crate::transport::Hook {
+        let inner = self.inner.clone();
+        Arc::new(move || {
+            if inner.roots_in_use.load(Ordering::SeqCst) {
+                let mut g = lock(&inner.roots_generation);
+                *g += 1;
+                inner.roots_state.send_replace(RootsState::Pending);
+            }
+        })
     }
 
     async fn refresh_roots(&self, peer: &Peer<RoleServer>, generation: u64) {

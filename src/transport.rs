@@ -6,16 +6,16 @@
 //! `id` can be read from its first bytes, replaced by a stand-in request that
 //! the server answers with a clear JSON-RPC error, so the session goes on. A
 //! line that is not JSON-RPC is logged and skipped, as the reference does.
-//! Writing: each message is serialized directly into a buffered, locked
-//! stdout on the blocking pool, so a 20 MiB reply is never copied into a
-//! second whole-message buffer.
+//! Writing: one writer thread serializes each message directly into a
+//! buffered, locked stdout, so a 20 MiB reply is never copied into a second
+//! whole-message buffer, and flushes when its queue runs dry.
 //! May touch: stdin and stdout.
 
 use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonRpcMessage, RequestId, ServerResult};
+use rmcp::model::{CallToolResult, ClientNotification, JsonRpcMessage, RequestId, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::Serialize;
@@ -117,19 +117,76 @@ const ID_PREFIX: usize = 4096;
 /// The server side of stdio.
 pub struct Stdio {
     lines: LineReader<tokio::io::Stdin>,
-    writer: Arc<Mutex<std::io::BufWriter<std::io::Stdout>>>,
+    tx: tokio::sync::mpsc::Sender<TxJsonRpcMessage<RoleServer>>,
     max: usize,
+    roots_changed: Option<Hook>,
 }
 
+/// A callback run, in order, when a message is received.
+pub type Hook = Arc<dyn Fn() + Send + Sync>;
+
+/// Messages queued for the writer thread before `send` waits.
+const WRITE_QUEUE: usize = 1024;
+
+static WRITER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+
 /// stdio with request lines bounded to `max` bytes.
+///
+/// Replies go through one writer thread that serializes each message
+/// straight into a buffered stdout and flushes when its queue is empty, so a
+/// burst of small replies costs few `write` calls and no thread hand-off per
+/// reply. Call [`finish`] before exiting, to flush what is queued.
 pub fn stdio(max: usize) -> Stdio {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<TxJsonRpcMessage<RoleServer>>(WRITE_QUEUE);
+    let spawned = std::thread::Builder::new()
+        .name("tuls-stdout".to_owned())
+        .spawn(move || {
+            let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+            while let Some(msg) = rx.blocking_recv() {
+                let mut next = Some(msg);
+                while let Some(msg) = next.take() {
+                    if write_message(&mut out, msg)
+                        .and_then(|()| out.write_all(b"\n"))
+                        .is_err()
+                    {
+                        return;
+                    }
+                    next = rx.try_recv().ok();
+                }
+                if out.flush().is_err() {
+                    return;
+                }
+            }
+            let _ = out.flush();
+        });
+    match spawned {
+        Ok(handle) => *WRITER.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle),
+        Err(e) => tracing::error!(error = %e, "cannot start the stdout writer"),
+    }
     Stdio {
         lines: LineReader::new(tokio::io::stdin(), max),
-        writer: Arc::new(Mutex::new(std::io::BufWriter::with_capacity(
-            64 * 1024,
-            std::io::stdout(),
-        ))),
+        tx,
         max,
+        roots_changed: None,
+    }
+}
+
+impl Stdio {
+    /// Runs `hook` when `notifications/roots/list_changed` is received,
+    /// before any later message is read, so a call that follows the
+    /// notification on the wire cannot be handled with the old roots.
+    pub fn on_roots_list_changed(mut self, hook: Hook) -> Self {
+        self.roots_changed = Some(hook);
+        self
+    }
+}
+
+/// Waits for the writer thread to write out every queued reply. Call after
+/// the service has stopped (the transport, and with it the queue, dropped).
+pub fn finish() {
+    let handle = WRITER.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(handle) = handle {
+        let _ = handle.join();
     }
 }
 
@@ -240,16 +297,11 @@ impl Transport<RoleServer> for Stdio {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let writer = self.writer.clone();
+        let tx = self.tx.clone();
         async move {
-            tokio::task::spawn_blocking(move || {
-                let mut out = writer.lock().unwrap_or_else(|p| p.into_inner());
-                write_message(&mut *out, item)?;
-                out.write_all(b"\n")?;
-                out.flush()
+            tx.send(item).await.map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed")
             })
-            .await
-            .map_err(std::io::Error::other)?
         }
     }
 
@@ -268,8 +320,19 @@ impl Transport<RoleServer> for Stdio {
                     if bytes.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    match serde_json::from_slice(&bytes) {
-                        Ok(msg) => return Some(msg),
+                    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
+                        Ok(msg) => {
+                            if let (Some(hook), JsonRpcMessage::Notification(n)) =
+                                (&self.roots_changed, &msg)
+                                && matches!(
+                                    n.notification,
+                                    ClientNotification::RootsListChangedNotification(_)
+                                )
+                            {
+                                hook();
+                            }
+                            return Some(msg);
+                        }
                         Err(e) => {
                             tracing::warn!(error = %e, "skipping a line that is not a JSON-RPC message")
                         }
@@ -291,9 +354,7 @@ impl Transport<RoleServer> for Stdio {
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        let writer = self.writer.clone();
-        let mut out = writer.lock().unwrap_or_else(|p| p.into_inner());
-        out.flush()
+        Ok(())
     }
 }
 
