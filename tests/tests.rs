@@ -16,7 +16,7 @@ mod suite {
     mod read;
     mod write;
     // mod search;
-    // mod escape;
+    mod escape;
     // mod symlinks;
     // mod special_files;
     // mod selectors;
