@@ -43,6 +43,10 @@ pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 /// How long a path tool waits for the client's first `roots/list` answer.
 pub const ROOTS_WAIT_SECS: u64 = 10;
 
+/// Threads that run tool calls (and walks) off the async runtime. Calls
+/// beyond this queue.
+pub const MAX_BLOCKING_THREADS: usize = 32;
+
 /// The limits in force for one server, defaulting to the constants above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

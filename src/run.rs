@@ -129,6 +129,10 @@ pub fn filesystem(args: FsArgs) -> ExitCode {
     let server = Server::new(scope, policy, limits, !args.no_client_roots);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // Tool calls are short filesystem syscalls (nothing blocks on a FIFO);
+        // a bounded pool keeps a burst of calls from spawning hundreds of
+        // threads, each with its own stack and heap.
+        .max_blocking_threads(crate::limits::MAX_BLOCKING_THREADS)
         .build()
     {
         Ok(rt) => rt,

@@ -137,12 +137,19 @@ mod tests {
             return;
         }
         assert_eq!(inside.expect("inside read works"), "inside");
-        for (what, res) in [("outside canary", outside), ("/etc/hostname", etc), ("/proc/self/status", proc_self)] {
+        for (what, res) in [
+            ("outside canary", outside),
+            ("/etc/hostname", etc),
+            ("/proc/self/status", proc_self),
+        ] {
             let err = res.expect_err(what);
             assert_eq!(err.raw_os_error(), Some(13), "{what}: {err}");
         }
         // The unconfined harness thread still reads it: the test can fail.
-        assert_eq!(std::fs::read_to_string(base.path().join("canary.txt")).unwrap(), "outside");
+        assert_eq!(
+            std::fs::read_to_string(base.path().join("canary.txt")).unwrap(),
+            "outside"
+        );
     }
 
     #[test]
@@ -165,7 +172,10 @@ mod tests {
         assert_eq!(read.expect("read works"), "inside");
         assert_eq!(write.expect_err("write refused").raw_os_error(), Some(13));
         assert_eq!(create.expect_err("create refused").raw_os_error(), Some(13));
-        assert_eq!(std::fs::read_to_string(root.join("in.txt")).unwrap(), "inside");
+        assert_eq!(
+            std::fs::read_to_string(root.join("in.txt")).unwrap(),
+            "inside"
+        );
         assert!(!root.join("new.txt").exists());
     }
 
@@ -176,7 +186,8 @@ mod tests {
         let base = tempfile::tempdir().expect("tempdir");
         let (status, ()) = confined(base.path(), false, || ());
         if std::path::Path::new("/sys/kernel/security/landlock").exists()
-            || std::fs::read_to_string("/sys/kernel/security/lsm").is_ok_and(|l| l.contains("landlock"))
+            || std::fs::read_to_string("/sys/kernel/security/lsm")
+                .is_ok_and(|l| l.contains("landlock"))
         {
             assert!(matches!(status, Status::Active { .. }), "{status}");
         }

@@ -76,6 +76,19 @@ impl Serialize for Node<'_> {
     }
 }
 
+/// Counts the bytes written to it.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Builds the tree.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let excludes = Excludes::new(
@@ -91,8 +104,15 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         cancel: ctx.cancel.clone(),
     };
     let (items, truncated) = tree::collect(&dir, &limits, &Exclude(&excludes))?;
-    let mut text = serde_json::to_string_pretty(&Nodes(&items))
-        .map_err(|e| Error::Invalid(format!("cannot render tree: {e}")))?;
+    // Size the text exactly first: a doubling Vec would briefly hold up to
+    // three times a large tree's text while it grows.
+    let mut counter = Counter(0);
+    let render = |e: serde_json::Error| Error::Invalid(format!("cannot render tree: {e}"));
+    serde_json::to_writer_pretty(&mut counter, &Nodes(&items)).map_err(render)?;
+    let mut buf = Vec::with_capacity(counter.0 + 256);
+    serde_json::to_writer_pretty(&mut buf, &Nodes(&items)).map_err(render)?;
+    let mut text =
+        String::from_utf8(buf).map_err(|e| Error::Invalid(format!("cannot render tree: {e}")))?;
     drop(items);
     if let Some(t) = truncated {
         text.push_str("\n\n");
