@@ -30,6 +30,7 @@ mod suite {
     mod info;
     mod move_file;
     mod write_escape;
+    mod race;
 }
 
 /// End-to-end smoke test of the server through the rmcp client.
