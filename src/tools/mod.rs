@@ -64,6 +64,7 @@ fn params<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
 /// Runs the tool `name` with `args`. Blocking: call it off the async runtime.
 /// The caller has already checked that `name` is enabled.
 pub fn dispatch(ctx: &Ctx, name: &str, args: Value) -> Result<Output> {
+    debug_panic_hook(name);
     match name {
         "read_text_file" => read_text_file::run(ctx, params(name, args)?),
         "read_media_file" => read_media_file::run(ctx, params(name, args)?),
@@ -80,6 +81,18 @@ pub fn dispatch(ctx: &Ctx, name: &str, args: Value) -> Result<Output> {
         "list_allowed_directories" => list_allowed_directories::run(ctx, params(name, args)?),
         _ => Err(Error::Invalid(format!("Tool {name} not found"))),
     }
+}
+
+/// Debug builds only: `TULS_DEBUG_PANIC_TOOL=<tool>` makes that tool panic,
+/// so the tests can prove a panic becomes an `isError` result for that one
+/// call. Release builds compile this to nothing.
+fn debug_panic_hook(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("TULS_DEBUG_PANIC_TOOL").is_some_and(|t| t == name) {
+        panic!("TULS_DEBUG_PANIC_TOOL: deliberate panic in {name}");
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
 }
 
 /// Whether the tool takes a path (and so must wait for the client's roots).

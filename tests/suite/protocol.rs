@@ -556,3 +556,21 @@ fn stdout_carries_only_json_rpc() {
     }
     assert!(!raw.stderr().is_empty(), "logs go to stderr");
 }
+
+/// A panic inside one tool call becomes an `isError` result for that call;
+/// the server goes on serving (debug builds honour TULS_DEBUG_PANIC_TOOL).
+#[test]
+fn a_panicking_tool_call_is_an_error_result_and_the_server_goes_on() {
+    let env = TestEnv::new();
+    env.write("a.txt", b"alive\n");
+    let server = Server::start_with(
+        &args![env.root()],
+        Options::new().env("TULS_DEBUG_PANIC_TOOL", "get_file_info"),
+    );
+    let reply = server.call("get_file_info", json!({"path": env.path_str("a.txt")}));
+    reply.assert_error_contains("internal error in tool get_file_info");
+    let again = server.call("read_text_file", json!({"path": env.path_str("a.txt")}));
+    assert_eq!(again.assert_ok().text, "alive\n");
+    let twice = server.call("get_file_info", json!({"path": env.path_str("a.txt")}));
+    twice.assert_error();
+}
