@@ -143,10 +143,15 @@ pub fn filesystem(args: FsArgs) -> ExitCode {
     };
     let hook = server.roots_changed_hook();
     let result = runtime.block_on(async move {
-        let service = server
-            .serve(crate::transport::stdio(limits.max_request_bytes).on_roots_list_changed(hook))
-            .await
-            .map_err(|e| e.to_string())?;
+        let transport =
+            crate::transport::stdio(limits.max_request_bytes).on_roots_list_changed(hook);
+        let service = match server.serve(transport).await {
+            Ok(service) => service,
+            // stdin closed before a client said anything (Ctrl-D, or a
+            // client that gave up): nothing went wrong.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(e.to_string()),
+        };
         service.waiting().await.map_err(|e| e.to_string())?;
         Ok::<(), String>(())
     });

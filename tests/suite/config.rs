@@ -368,3 +368,41 @@ fn startup_prints_the_roots_tools_and_landlock_lines_on_stderr() {
         server.stderr()
     );
 }
+
+/// Started by hand in a terminal, tuls says what it is and how to connect a
+/// client, instead of looking hung; Ctrl-D (EOF before `initialize`) exits 0.
+/// `script` gives the server a pseudo-terminal on stdin.
+#[test]
+fn a_terminal_on_stdin_gets_a_hint_and_eof_exits_cleanly() {
+    let env = TestEnv::new();
+    let cmd = format!(
+        "{} filesystem {}",
+        crate::util::bin().display(),
+        env.root().display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run script(1) from util-linux");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("this is an MCP server speaking JSON-RPC on stdin/stdout"),
+        "{text}"
+    );
+    assert!(text.contains("claude mcp add"), "{text}");
+    assert!(!text.contains("error"), "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+
+    // Without a terminal (a client's pipe), no hint.
+    let piped = crate::util::run_cli(
+        &args!["filesystem", env.root()],
+        std::time::Duration::from_secs(10),
+    );
+    assert!(
+        !piped.stderr.contains("waiting for a client"),
+        "{}",
+        piped.stderr
+    );
+    assert_eq!(piped.code, Some(0), "{}", piped.stderr);
+}
