@@ -231,11 +231,15 @@ fn race(extra: &[&str], budget: Duration, min_swaps: usize) {
     let calls = AtomicUsize::new(0);
     let started = Instant::now();
     // Run for `budget`, and on until the swapper has swapped `min_swaps`
-    // times (a loaded machine slows it), but never past three budgets.
+    // times and every tool has got through once (a loaded machine slows
+    // both), but never past three budgets.
     let (deadline, hard_deadline) = (started + budget, started + budget * 3);
     let done = || {
         let now = Instant::now();
-        now > hard_deadline || (now > deadline && swaps.load(Ordering::Relaxed) >= min_swaps)
+        now > hard_deadline
+            || (now > deadline
+                && swaps.load(Ordering::Relaxed) >= min_swaps
+                && tallies.iter().all(|t| t.get().0 > 0))
     };
     const MAX_CALLS_PER_WORKER: usize = 20_000;
     std::thread::scope(|s| {
