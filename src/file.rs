@@ -137,8 +137,12 @@ pub fn read_tail(dir: &Dir, rel: &str, given: &str, n: f64, limit: u64) -> Resul
             .map_err(|e| Error::io("read", given, &e))?;
         return Ok(tail_of(&String::from_utf8_lossy(&buf), 0));
     }
+    // The chunks, last first, are joined once at the end: prepending each
+    // chunk to one buffer made the scan quadratic (about 8 GiB of copying
+    // to reach the 32 MiB limit on a file without newlines).
     let mut pos = size;
-    let mut buf: Vec<u8> = Vec::new();
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    let mut scanned = 0u64;
     let mut newlines = 0u64;
     while pos > 0 && newlines < want {
         let step = (CHUNK as u64).min(pos);
@@ -149,13 +153,17 @@ pub fn read_tail(dir: &Dir, rel: &str, given: &str, n: f64, limit: u64) -> Resul
         file.read_exact(&mut chunk)
             .map_err(|e| Error::io("read", given, &e))?;
         newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
-        chunk.extend_from_slice(&buf);
-        buf = chunk;
+        scanned += step;
+        chunks.push(chunk);
         // Only a scan that must go on is refused: the last chunk read may
         // pass the limit when it already holds the lines asked for.
-        if newlines < want && buf.len() as u64 > limit {
+        if newlines < want && scanned > limit {
             return Err(scan_limit(given, limit));
         }
+    }
+    let mut buf = Vec::with_capacity(usize::try_from(scanned).unwrap_or(0));
+    for chunk in chunks.into_iter().rev() {
+        buf.extend_from_slice(&chunk);
     }
     Ok(tail_of(&String::from_utf8_lossy(&buf), want))
 }
@@ -169,27 +177,30 @@ fn scan_limit(given: &str, limit: u64) -> Error {
 /// Complete lines (split on `\n`) plus a non-empty final partial line; the
 /// first `want`, joined with `\n` and no trailing newline.
 pub fn head_of(text: &str, want: u64) -> String {
-    let mut parts: Vec<&str> = text.split('\n').collect();
-    if parts.last().is_some_and(|l| l.is_empty()) {
-        parts.pop();
-    }
-    let take = usize::try_from(want).unwrap_or(usize::MAX).min(parts.len());
-    parts.get(..take).unwrap_or(&[]).join("\n")
+    // Cut at the `want`-th newline rather than splitting into a Vec of every
+    // line: 15 million short lines would cost 240 MB of slices.
+    let Some(nth) = usize::try_from(want).unwrap_or(usize::MAX).checked_sub(1) else {
+        return String::new();
+    };
+    let end = match text.match_indices('\n').nth(nth) {
+        Some((i, _)) => i,
+        None => text.strip_suffix('\n').unwrap_or(text).len(),
+    };
+    text.get(..end).unwrap_or_default().to_owned()
 }
 
 /// CRLF becomes LF, the text is split on `\n` (so a trailing newline yields an
 /// empty last line), and the last `want` parts are joined with `\n`; `0`
 /// keeps every part.
 pub fn tail_of(text: &str, want: u64) -> String {
-    let text = text.replace("\r\n", "\n");
-    let parts: Vec<&str> = text.split('\n').collect();
-    let want = usize::try_from(want).unwrap_or(usize::MAX);
-    let start = if want == 0 {
-        0
-    } else {
-        parts.len().saturating_sub(want)
+    // Start after the `want`-th newline from the end (as in head_of, no Vec
+    // of every line). Only the kept text is converted: the cut falls just
+    // after a `\n`, so no `\r\n` pair straddles it.
+    let start = match usize::try_from(want).unwrap_or(usize::MAX).checked_sub(1) {
+        None => 0,
+        Some(nth) => text.rmatch_indices('\n').nth(nth).map_or(0, |(i, _)| i + 1),
     };
-    parts.get(start..).unwrap_or(&[]).join("\n")
+    text.get(start..).unwrap_or_default().replace("\r\n", "\n")
 }
 
 #[cfg(test)]
@@ -213,5 +224,61 @@ mod tests {
         assert_eq!(tail_of("x\ny\nz", 2), "y\nz");
         assert_eq!(tail_of("x\ny\nz", 10), "x\ny\nz");
         assert_eq!(tail_of("", 1), "");
+    }
+
+    /// The split-and-join definitions the cuts replace.
+    fn head_by_split(text: &str, want: u64) -> String {
+        let mut parts: Vec<&str> = text.split('\n').collect();
+        if parts.last().is_some_and(|l| l.is_empty()) {
+            parts.pop();
+        }
+        let take = usize::try_from(want).unwrap_or(usize::MAX).min(parts.len());
+        parts[..take].join("\n")
+    }
+
+    fn tail_by_split(text: &str, want: u64) -> String {
+        let text = text.replace("\r\n", "\n");
+        let parts: Vec<&str> = text.split('\n').collect();
+        let want = usize::try_from(want).unwrap_or(usize::MAX);
+        let start = if want == 0 {
+            0
+        } else {
+            parts.len().saturating_sub(want)
+        };
+        parts[start..].join("\n")
+    }
+
+    #[test]
+    fn cuts_match_split_and_join() {
+        let texts = [
+            "",
+            "\n",
+            "\n\n",
+            "a",
+            "a\n",
+            "a\n\n",
+            "\na",
+            "a\nb",
+            "a\r\nb\r\n",
+            "\r\n\r\n",
+            "\r\r\n\r",
+            "x\r\n\ny\r",
+            "é\nü\r\n",
+            "1\n2\n3\n4\n5",
+        ];
+        for text in texts {
+            for want in [0, 1, 2, 3, 4, 5, 9, u64::MAX] {
+                assert_eq!(
+                    head_of(text, want),
+                    head_by_split(text, want),
+                    "head {text:?} {want}"
+                );
+                assert_eq!(
+                    tail_of(text, want),
+                    tail_by_split(text, want),
+                    "tail {text:?} {want}"
+                );
+            }
+        }
     }
 }
