@@ -9,6 +9,7 @@
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
+use crate::limits::{MAX_BRACE_ALTERNATIVES, MAX_BRACE_DEPTH, MAX_PATTERN_TOTAL_BYTES};
 
 fn build(pattern: &str) -> Result<globset::Glob> {
     GlobBuilder::new(pattern)
@@ -28,6 +29,12 @@ fn check_sizes(patterns: &[String], max_bytes: usize, max_count: usize) -> Resul
     for p in patterns {
         check_one(p, max_bytes)?;
     }
+    let total: usize = patterns.iter().map(String::len).sum();
+    if total > MAX_PATTERN_TOTAL_BYTES {
+        return Err(Error::Limit(format!(
+            "Exclude patterns too long together: {total} bytes, the limit is {MAX_PATTERN_TOTAL_BYTES}"
+        )));
+    }
     Ok(())
 }
 
@@ -45,18 +52,18 @@ fn check_one(p: &str, max_bytes: usize) -> Result<()> {
         match c {
             '{' => {
                 depth += 1;
-                if depth > 3 {
+                if depth > MAX_BRACE_DEPTH {
                     return Err(Error::Limit(format!(
-                        "Glob pattern too complex: braces nest deeper than 3 in '{p}'"
+                        "Glob pattern too complex: braces nest deeper than {MAX_BRACE_DEPTH} in '{p}'"
                     )));
                 }
             }
             '}' => depth = depth.saturating_sub(1),
             ',' if depth > 0 => {
                 alternatives += 1;
-                if alternatives > 256 {
+                if alternatives > MAX_BRACE_ALTERNATIVES {
                     return Err(Error::Limit(format!(
-                        "Glob pattern too complex: more than 256 alternatives in '{p}'"
+                        "Glob pattern too complex: more than {MAX_BRACE_ALTERNATIVES} alternatives in '{p}'"
                     )));
                 }
             }
@@ -173,5 +180,10 @@ mod tests {
         let many: Vec<String> = (0..9).map(|i| i.to_string()).collect();
         assert!(Excludes::new(&many, ExcludeStyle::Literal, 1024, 8).is_err());
         assert!(Excludes::new(&many[..8], ExcludeStyle::Literal, 1024, 8).is_ok());
+        let at = vec!["a".repeat(1024); MAX_PATTERN_TOTAL_BYTES / 1024];
+        assert!(Excludes::new(&at, ExcludeStyle::Literal, 1024, 256).is_ok());
+        let mut past = at.clone();
+        past.push("b".to_owned());
+        assert!(Excludes::new(&past, ExcludeStyle::Literal, 1024, 256).is_err());
     }
 }

@@ -31,6 +31,18 @@ pub const MAX_PATTERN_BYTES: usize = 1024;
 /// Exclude patterns per call.
 pub const MAX_EXCLUDE_PATTERNS: usize = 256;
 
+/// Bytes of all exclude patterns of one call together. Compiling patterns
+/// costs memory roughly in proportion to their total size (about 1 KiB of
+/// RSS per byte of a wildcard-heavy pattern): 256 patterns of 1024 bytes
+/// each took 200-400 MB just to be refused by the regex compiler.
+pub const MAX_PATTERN_TOTAL_BYTES: usize = 16 * 1024;
+
+/// How deep braces may nest in one glob pattern (`{a,{b,{c,d}}}` is 3).
+pub const MAX_BRACE_DEPTH: usize = 3;
+
+/// Brace alternatives (commas inside braces) in one glob pattern.
+pub const MAX_BRACE_ALTERNATIVES: usize = 256;
+
 /// Bytes in one path argument. Linux's PATH_MAX is 4096.
 pub const MAX_PATH_BYTES: usize = 4096;
 
