@@ -9,28 +9,22 @@
 #[macro_use]
 mod util;
 
-/// Test modules: `tests/suite/<name>.rs`; uncomment as they are added.
+/// Test modules: `tests/suite/<name>.rs`, one per area; add yours here.
 mod suite {
-    mod edit;
-    mod list;
-    mod read;
-    mod write;
-    // mod search;
-    mod escape;
-    // mod symlinks;
-    // mod special_files;
-    // mod selectors;
-    mod roots;
-    // mod races;
-    mod protocol;
-    // mod cli;
     mod config;
-    mod policy;
     mod create_directory;
+    mod edit;
+    mod escape;
     mod info;
+    mod list;
     mod move_file;
-    mod write_escape;
+    mod policy;
+    mod protocol;
     mod race;
+    mod read;
+    mod roots;
+    mod write;
+    mod write_escape;
 }
 
 /// End-to-end smoke test of the server through the rmcp client.
