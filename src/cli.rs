@@ -91,8 +91,14 @@ pub struct FsArgs {
     /// Entries a directory_tree or search_files walk visits before truncating.
     #[arg(long, value_name = "N", default_value_t = crate::limits::MAX_WALK_ENTRIES)]
     pub max_entries: usize,
-    /// Depth a walk descends to before truncating.
-    #[arg(long, value_name = "N", default_value_t = crate::limits::MAX_WALK_DEPTH)]
+    /// Depth a walk descends to before truncating (at most 512).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::limits::MAX_WALK_DEPTH,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+            .range(0..=crate::limits::MAX_WALK_DEPTH_CEILING as u64)
+    )]
     pub max_depth: usize,
     /// Paths per read_multiple_files call.
     #[arg(long, value_name = "N", default_value_t = crate::limits::MAX_PATHS_PER_BATCH)]

@@ -22,6 +22,12 @@ pub const MAX_WALK_ENTRIES: usize = 1_000_000;
 /// truncated (`--max-depth`).
 pub const MAX_WALK_DEPTH: usize = 128;
 
+/// The largest `--max-depth` accepted. A walk holds one directory handle
+/// per level and recurses once per level, as do rendering and freeing the
+/// tree; 512 keeps a walk inside a 1024-descriptor limit and every stack
+/// (a debug build overflowed 2 MiB at about 2000 levels while rendering).
+pub const MAX_WALK_DEPTH_CEILING: usize = 512;
+
 /// Entries `list_directory` and `list_directory_with_sizes` return.
 pub const MAX_LIST_ENTRIES: usize = 1_000_000;
 

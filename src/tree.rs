@@ -10,6 +10,7 @@
 //! it in is unspecified, and the result says it was truncated.
 //! May touch: `Dir` handles, by single entry names only.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use cap_fs_ext::DirExt;
@@ -17,6 +18,7 @@ use cap_std::fs::Dir;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::limits::MAX_WALK_DEPTH_CEILING;
 use crate::walk::{self, Entry, Kind, Truncation, WalkLimits};
 
 /// One visited entry, with what the visitor made of it, and for a directory
@@ -43,8 +45,31 @@ pub trait ParVisitor: Sync {
     fn visit(&self, parent: &Dir, rel: &str, entry: &Entry, depth: usize) -> Option<Self::Value>;
 }
 
+/// Stack of each walk thread. The walk recurses once per directory level,
+/// plus rayon's join frames (more of them on machines with more cores), so
+/// its stack grows with `--max-depth`: a debug build used about 5 KiB a
+/// level, and the 2 MiB default overflowed, aborting the server, at about
+/// 400 levels (release: about 1500). Only the pages touched become resident.
+const WALK_STACK_BYTES: usize = 64 << 20;
+
+/// The walk threads: as many as rayon's default pool, with big stacks.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("tuls-walk-{i}"))
+            .stack_size(WALK_STACK_BYTES)
+            .build()
+            .map_err(|e| tracing::warn!(error = %e, "cannot start the walk threads"))
+            .ok()
+    })
+    .as_ref()
+}
+
 struct Shared<'a> {
     limits: &'a WalkLimits,
+    /// `limits.max_depth`, capped at [`MAX_WALK_DEPTH_CEILING`].
+    max_depth: usize,
     visited: AtomicUsize,
     entries_cut: AtomicBool,
     depth_cut: AtomicBool,
@@ -57,20 +82,30 @@ pub fn collect<V: ParVisitor>(
     limits: &WalkLimits,
     visitor: &V,
 ) -> Result<Walked<V::Value>> {
+    let max_depth = limits.max_depth.min(MAX_WALK_DEPTH_CEILING);
     let shared = Shared {
         limits,
+        max_depth,
         visited: AtomicUsize::new(0),
         entries_cut: AtomicBool::new(false),
         depth_cut: AtomicBool::new(false),
     };
-    let items = walk_dir(start, "", 1, visitor, &shared);
+    // Every level of the recursion runs on a walk thread, never on the
+    // caller's (smaller) stack.
+    let walk = || walk_dir(start, "", 1, visitor, &shared);
+    let Some(pool) = pool() else {
+        return Err(Error::Invalid(
+            "Cannot walk the tree: the walk threads could not be started".to_owned(),
+        ));
+    };
+    let items = pool.install(walk);
     if limits.cancel.is_cancelled() {
         return Err(Error::Invalid("The request was cancelled".to_owned()));
     }
     let truncated = if shared.entries_cut.load(Ordering::Relaxed) {
         Some(Truncation::Entries(limits.max_entries))
     } else if shared.depth_cut.load(Ordering::Relaxed) {
-        Some(Truncation::Depth(limits.max_depth))
+        Some(Truncation::Depth(max_depth))
     } else {
         None
     };
@@ -97,46 +132,46 @@ fn walk_dir<V: ParVisitor>(
     if allowed < n {
         shared.entries_cut.store(true, Ordering::Relaxed);
     }
-    let mut kept: Vec<(Item<V::Value>, String)> = Vec::with_capacity(allowed);
-    for entry in entries.into_iter().take(allowed) {
-        let rel = if prefix.is_empty() {
-            entry.name.clone()
+    // An entry's relative path is built when it is needed and not kept: it
+    // grows with the depth (up to ~32 KiB at 128 levels of 255-byte names),
+    // and keeping one per entry of a wide directory took gigabytes.
+    let rel_of = |name: &str| {
+        if prefix.is_empty() {
+            name.to_owned()
         } else {
-            format!("{prefix}/{}", entry.name)
-        };
-        if let Some(value) = visitor.visit(dir, &rel, &entry, depth) {
+            format!("{prefix}/{name}")
+        }
+    };
+    let mut kept: Vec<Item<V::Value>> = Vec::with_capacity(allowed);
+    for entry in entries.into_iter().take(allowed) {
+        if let Some(value) = visitor.visit(dir, &rel_of(&entry.name), &entry, depth) {
             let children = (entry.kind == Kind::Dir).then(Vec::new);
-            kept.push((
-                Item {
-                    entry,
-                    value,
-                    children,
-                },
-                rel,
-            ));
+            kept.push(Item {
+                entry,
+                value,
+                children,
+            });
         }
     }
-    let descend = |(item, rel): &mut (Item<V::Value>, String)| {
+    let descend = |item: &mut Item<V::Value>| {
         if item.entry.kind != Kind::Dir {
             return;
         }
-        if depth >= shared.limits.max_depth {
+        if depth >= shared.max_depth {
             shared.depth_cut.store(true, Ordering::Relaxed);
             return;
         }
         // O_NOFOLLOW: a directory swapped for a symlink is not entered.
         if let Ok(sub) = dir.open_dir_nofollow(&item.entry.raw) {
-            item.children = Some(walk_dir(&sub, rel, depth + 1, visitor, shared));
+            let rel = rel_of(&item.entry.name);
+            item.children = Some(walk_dir(&sub, &rel, depth + 1, visitor, shared));
         }
     };
-    let subdirs = kept
-        .iter()
-        .filter(|(i, _)| i.entry.kind == Kind::Dir)
-        .count();
+    let subdirs = kept.iter().filter(|i| i.entry.kind == Kind::Dir).count();
     if subdirs > 1 {
         kept.par_iter_mut().for_each(descend);
     } else {
         kept.iter_mut().for_each(descend);
     }
-    kept.into_iter().map(|(item, _)| item).collect()
+    kept
 }
