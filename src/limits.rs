@@ -28,6 +28,13 @@ pub const MAX_WALK_DEPTH: usize = 128;
 /// (a debug build overflowed 2 MiB at about 2000 levels while rendering).
 pub const MAX_WALK_DEPTH_CEILING: usize = 512;
 
+/// Bytes of text one `directory_tree` or `search_files` reply carries; past
+/// it the walk stops and the result is marked truncated. Depth multiplies
+/// what an entry costs (a search match is its whole path, a tree node is
+/// indented by its depth), so the entry cap alone let 20k long-named files
+/// 128 levels down make a 650 MB reply.
+pub const MAX_WALK_TEXT_BYTES: usize = 32 * 1024 * 1024;
+
 /// Entries `list_directory` and `list_directory_with_sizes` return.
 pub const MAX_LIST_ENTRIES: usize = 1_000_000;
 

@@ -43,6 +43,11 @@ pub trait ParVisitor: Sync {
     type Value: Send;
     /// `None` prunes the entry (it is left out and not descended into).
     fn visit(&self, parent: &Dir, rel: &str, entry: &Entry, depth: usize) -> Option<Self::Value>;
+    /// Whether the visitor wants no more entries (e.g. its output budget is
+    /// spent); the walk then stops, as when it is cancelled.
+    fn full(&self) -> bool {
+        false
+    }
 }
 
 /// Stack of each walk thread. The walk recurses once per directory level,
@@ -119,7 +124,10 @@ fn walk_dir<V: ParVisitor>(
     visitor: &V,
     shared: &Shared<'_>,
 ) -> Vec<Item<V::Value>> {
-    if shared.limits.cancel.is_cancelled() || shared.entries_cut.load(Ordering::Relaxed) {
+    if shared.limits.cancel.is_cancelled()
+        || shared.entries_cut.load(Ordering::Relaxed)
+        || visitor.full()
+    {
         return Vec::new();
     }
     let Ok((entries, _)) = walk::read_entries(dir, false, usize::MAX, prefix) else {

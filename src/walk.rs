@@ -109,6 +109,8 @@ pub enum Truncation {
     Entries(usize),
     /// Some directory lay deeper than the depth cap.
     Depth(usize),
+    /// The reply reached its size limit, in bytes.
+    Text(usize),
 }
 
 /// A note appended to a truncated result.
@@ -119,6 +121,9 @@ pub fn truncation_note(t: Truncation) -> String {
         ),
         Truncation::Depth(n) => format!(
             "[truncated: directories deeper than {n} levels were not descended (--max-depth)]"
+        ),
+        Truncation::Text(n) => format!(
+            "[truncated: the result reached the {n}-byte reply limit; narrow the path or add excludePatterns]"
         ),
     }
 }

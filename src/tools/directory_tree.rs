@@ -2,6 +2,8 @@
 //! through a symlink and shows one as `"type": "symlink"`. Touches: scope,
 //! tree, glob.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use rmcp::schemars::{self, JsonSchema};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Serialize, Serializer};
@@ -10,8 +12,9 @@ use super::list_directory::open_dir;
 use super::{Ctx, Output};
 use crate::error::{Error, Result};
 use crate::glob::{ExcludeStyle, Excludes};
+use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::tree::{self, Item, ParVisitor};
-use crate::walk::{self, Entry, Kind, WalkLimits};
+use crate::walk::{self, Entry, Kind, Truncation, WalkLimits};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory/symlink), and 'children' for directories. Files and symlinks have no children array, while directories always have a children array (which may be empty). Symbolic links are never followed. The output is formatted with 2-space indentation for readability. Very large trees are cut at the entry and depth limits, and the cut is noted after the JSON. Only works within allowed directories.";
@@ -27,7 +30,30 @@ pub struct Params {
     pub exclude_patterns: Vec<String>,
 }
 
-struct Exclude<'a>(&'a Excludes);
+struct Exclude<'a> {
+    excludes: &'a Excludes,
+    /// An upper bound on the rendered bytes so far; past
+    /// [`MAX_WALK_TEXT_BYTES`] the walk stops (indentation grows with the
+    /// depth, so the entry cap alone does not bound the text).
+    bytes: AtomicUsize,
+    full: AtomicBool,
+}
+
+/// An upper bound on the bytes `entry` adds to the pretty JSON at `depth`
+/// (its object sits at indentation level 2 * depth - 1, two spaces each).
+fn node_bytes(entry: &Entry, depth: usize) -> usize {
+    let name: usize = entry
+        .name
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if u32::from(c) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum();
+    let per_level = if entry.kind == Kind::Dir { 24 } else { 16 };
+    name + per_level * depth + 64
+}
 
 impl ParVisitor for Exclude<'_> {
     type Value = ();
@@ -35,10 +61,22 @@ impl ParVisitor for Exclude<'_> {
         &self,
         _parent: &cap_std::fs::Dir,
         rel: &str,
-        _entry: &Entry,
-        _depth: usize,
+        entry: &Entry,
+        depth: usize,
     ) -> Option<()> {
-        (!self.0.is_match(rel)).then_some(())
+        if self.excludes.is_match(rel) || self.full() {
+            return None;
+        }
+        let cost = node_bytes(entry, depth);
+        if self.bytes.fetch_add(cost, Ordering::Relaxed) + cost > MAX_WALK_TEXT_BYTES {
+            self.full.store(true, Ordering::Relaxed);
+            return None;
+        }
+        Some(())
+    }
+
+    fn full(&self) -> bool {
+        self.full.load(Ordering::Relaxed)
     }
 }
 
@@ -103,7 +141,17 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         max_depth: ctx.limits.max_walk_depth,
         cancel: ctx.cancel.clone(),
     };
-    let (items, truncated) = tree::collect(&dir, &limits, &Exclude(&excludes))?;
+    let visitor = Exclude {
+        excludes: &excludes,
+        bytes: AtomicUsize::new(0),
+        full: AtomicBool::new(false),
+    };
+    let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
+    let truncated = if visitor.full() {
+        Some(Truncation::Text(MAX_WALK_TEXT_BYTES))
+    } else {
+        truncated
+    };
     // Size the text exactly first: a doubling Vec would briefly hold up to
     // three times a large tree's text while it grows.
     let mut counter = Counter(0);
@@ -119,4 +167,66 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         text.push_str(&walk::truncation_note(t));
     }
     Ok(Output::Text(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, kind: Kind, children: Option<Vec<Item<()>>>) -> Item<()> {
+        Item {
+            entry: Entry {
+                name: name.to_owned(),
+                raw: name.into(),
+                kind,
+                size: None,
+            },
+            value: (),
+            children,
+        }
+    }
+
+    fn bound(items: &[Item<()>], depth: usize) -> usize {
+        items
+            .iter()
+            .map(|i| {
+                node_bytes(&i.entry, depth)
+                    + i.children.as_deref().map_or(0, |c| bound(c, depth + 1))
+            })
+            .sum()
+    }
+
+    #[test]
+    fn node_bytes_bound_the_rendered_text() {
+        let names = ["a", "é\"q\\", "ctl\u{1}\n\t", "x".repeat(255).leak()];
+        let mut level: Vec<Item<()>> = Vec::new();
+        for depth in 0..40 {
+            let mut next: Vec<Item<()>> = names
+                .iter()
+                .map(|n| {
+                    node(
+                        n,
+                        if depth % 2 == 0 {
+                            Kind::File
+                        } else {
+                            Kind::Symlink
+                        },
+                        None,
+                    )
+                })
+                .collect();
+            next.push(node("empty", Kind::Dir, Some(Vec::new())));
+            next.push(node(names[depth % names.len()], Kind::Dir, Some(level)));
+            level = next;
+        }
+        for items in [&level[..], &level[..1], &level[level.len() - 1..]] {
+            let text = serde_json::to_string_pretty(&Nodes(items)).unwrap();
+            assert!(
+                text.len() <= bound(items, 1),
+                "{} > {}",
+                text.len(),
+                bound(items, 1)
+            );
+        }
+    }
 }

@@ -1,6 +1,8 @@
 //! `search_files`: glob search by relative path, never descending through a
 //! symlink; bounded. Touches: scope, tree, glob.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
@@ -8,9 +10,10 @@ use super::list_directory::open_dir;
 use super::{Ctx, Output};
 use crate::error::Result;
 use crate::glob::{ExcludeStyle, Excludes, Pattern};
+use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::scope::join_display;
 use crate::tree::{self, Item, ParVisitor};
-use crate::walk::{self, Entry, Kind, WalkLimits};
+use crate::walk::{self, Entry, Kind, Truncation, WalkLimits};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the 'path' argument. Use pattern like '*.ext' to match files in that directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Symbolic links are matched by name but never descended into. Great for finding files when you don't know their exact location. Only searches within allowed directories.";
@@ -37,6 +40,10 @@ struct Search<'a> {
     /// directory but stays inside the root is still found.
     root: &'a cap_std::fs::Dir,
     start: &'a str,
+    /// Bytes of the matches so far; past [`MAX_WALK_TEXT_BYTES`] the walk
+    /// stops (a match is a whole path, so depth multiplies its size).
+    bytes: AtomicUsize,
+    full: AtomicBool,
 }
 
 impl ParVisitor for Search<'_> {
@@ -56,10 +63,25 @@ impl ParVisitor for Search<'_> {
         // As in the reference, a symlink is reported only when it resolves
         // inside the root; outside and dangling are both skipped, so nothing
         // is learned about the outside.
+        if self.full() {
+            return Some(None);
+        }
         let hit = self.pattern.is_match(rel)
             && (entry.kind != Kind::Symlink
                 || self.root.metadata(format!("{}/{rel}", self.start)).is_ok());
-        Some(hit.then(|| format!("{}/{rel}", self.base)))
+        if !hit {
+            return Some(None);
+        }
+        let len = self.base.len() + 1 + rel.len() + 1;
+        if self.bytes.fetch_add(len, Ordering::Relaxed) + len > MAX_WALK_TEXT_BYTES {
+            self.full.store(true, Ordering::Relaxed);
+            return Some(None);
+        }
+        Some(Some(format!("{}/{rel}", self.base)))
+    }
+
+    fn full(&self) -> bool {
+        self.full.load(Ordering::Relaxed)
     }
 }
 
@@ -99,8 +121,15 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         base,
         root: &t.root.dir,
         start: start.trim_end_matches('/'),
+        bytes: AtomicUsize::new(0),
+        full: AtomicBool::new(false),
     };
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
+    let truncated = if visitor.full() {
+        Some(Truncation::Text(MAX_WALK_TEXT_BYTES))
+    } else {
+        truncated
+    };
     let mut found = Vec::new();
     flatten(items, &mut found);
     let mut text = if found.is_empty() {
