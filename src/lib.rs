@@ -12,6 +12,7 @@ pub mod error;
 pub mod file;
 pub mod glob;
 pub mod limits;
+pub mod malloc;
 pub mod policy;
 pub mod roots;
 pub mod run;

@@ -23,6 +23,7 @@ use crate::server::Server;
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    crate::malloc::tune();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
