@@ -11,6 +11,7 @@ mod util;
 
 /// Test modules: `tests/suite/<name>.rs`, one per area; add yours here.
 mod suite {
+    mod bounds;
     mod config;
     mod create_directory;
     mod edit;
