@@ -24,6 +24,7 @@ use crate::server::Server;
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     crate::malloc::tune();
+    raise_fd_limit();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -34,6 +35,18 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Filesystem(args) => filesystem(args),
+    }
+}
+
+/// Raises the soft open-file limit to the hard one: a walk holds one
+/// directory handle per level, and concurrent deep walks could otherwise
+/// hit a 1024 soft limit and come back with silently empty directories.
+fn raise_fd_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut lim = getrlimit(Resource::Nofile);
+    if lim.current < lim.maximum {
+        lim.current = lim.maximum;
+        let _ = setrlimit(Resource::Nofile, lim);
     }
 }
 

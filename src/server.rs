@@ -271,13 +271,11 @@ fn success_result(out: Output) -> CallToolResult {
             let structured = crate::transport::mirror_marker();
             (ContentBlock::text(text), structured)
         }
-        Output::Media(v) => {
-            let structured = json!({ "content": [v.clone()] });
-            match serde_json::from_value::<ContentBlock>(v) {
-                Ok(block) => (block, structured),
-                Err(e) => return error_result(format!("cannot build media block: {e}")),
-            }
-        }
+        Output::Media(v) => match serde_json::from_value::<ContentBlock>(v) {
+            // The transport writes {"content": [block]} from the block itself.
+            Ok(block) => (block, crate::transport::mirror_block_marker()),
+            Err(e) => return error_result(format!("cannot build media block: {e}")),
+        },
     };
     let mut r = CallToolResult::success(vec![block]);
     r.structured_content = Some(structured);

@@ -29,13 +29,33 @@ pub const OVERSIZED_METHOD: &str = "tuls/requestTooLarge";
 /// the one text block, so a large reply is never held twice.
 pub const MIRROR_MARKER: &str = "tuls:structured-content-mirrors-the-text";
 
-/// Replaces the marker with a real `{"content": text}` value, for callers
-/// that use a result in process rather than through this transport.
+/// The placeholder a media result carries as its `structuredContent`: the
+/// transport writes `{"content": [<the one content block>]}` in its place,
+/// so the base64 data is not held twice.
+pub const MIRROR_BLOCK_MARKER: &str = "tuls:structured-content-mirrors-the-block";
+
+/// The media marker value (an object, for the same reason as [`mirror_marker`]).
+pub fn mirror_block_marker() -> serde_json::Value {
+    serde_json::json!({ "content": MIRROR_BLOCK_MARKER })
+}
+
+/// Replaces either marker with the real value, for callers that use a
+/// result in process rather than through this transport.
 pub fn materialize_mirror(r: &mut CallToolResult) {
     if is_mirror(r) {
         let text = mirror_text(r).to_owned();
         r.structured_content = Some(serde_json::json!({ "content": text }));
+    } else if is_marked(r, MIRROR_BLOCK_MARKER) {
+        let block = r.content.first().cloned();
+        r.structured_content = Some(serde_json::json!({ "content": [block] }));
     }
+}
+
+fn is_marked(r: &CallToolResult, marker: &str) -> bool {
+    r.structured_content
+        .as_ref()
+        .and_then(|v| v.as_object())
+        .is_some_and(|o| o.len() == 1 && o.get("content").is_some_and(|c| c == marker))
 }
 
 /// The marker value: an object, because rmcp turns a non-object
@@ -47,14 +67,7 @@ pub fn mirror_marker() -> serde_json::Value {
 fn is_mirror(r: &CallToolResult) -> bool {
     // A text that is itself the marker string still mirrors correctly: the
     // mirrored output is then that same string.
-    r.structured_content
-        .as_ref()
-        .and_then(|v| v.get("content"))
-        .is_some_and(|c| c == MIRROR_MARKER)
-        && r.structured_content
-            .as_ref()
-            .and_then(|v| v.as_object())
-            .is_some_and(|o| o.len() == 1)
+    is_marked(r, MIRROR_MARKER)
 }
 
 fn mirror_text(r: &CallToolResult) -> &str {
@@ -81,8 +94,14 @@ struct Mirrored<'a> {
 }
 
 #[derive(Serialize)]
-struct Mirror<'a> {
-    content: &'a str,
+#[serde(untagged)]
+enum Mirror<'a> {
+    Text {
+        content: &'a str,
+    },
+    Block {
+        content: [&'a rmcp::model::ContentBlock; 1],
+    },
 }
 
 /// Serializes one message, writing a mirrored `structuredContent` from the
@@ -93,20 +112,26 @@ fn write_message<W: std::io::Write>(
 ) -> std::io::Result<()> {
     if let JsonRpcMessage::Response(resp) = &mut item
         && let ServerResult::CallToolResult(r) = &mut resp.result
-        && is_mirror(r)
     {
-        r.structured_content = None;
-        let env = Envelope {
-            jsonrpc: "2.0",
-            id: &resp.id,
-            result: Mirrored {
-                result: r,
-                structured: Mirror {
+        let block = is_marked(r, MIRROR_BLOCK_MARKER);
+        if block || is_mirror(r) {
+            r.structured_content = None;
+            let structured = match (block, r.content.first()) {
+                (true, Some(first)) => Mirror::Block { content: [first] },
+                _ => Mirror::Text {
                     content: mirror_text(r),
                 },
-            },
-        };
-        return serde_json::to_writer(out, &env).map_err(std::io::Error::other);
+            };
+            let env = Envelope {
+                jsonrpc: "2.0",
+                id: &resp.id,
+                result: Mirrored {
+                    result: r,
+                    structured,
+                },
+            };
+            return serde_json::to_writer(out, &env).map_err(std::io::Error::other);
+        }
     }
     serde_json::to_writer(out, &item).map_err(std::io::Error::other)
 }
@@ -396,6 +421,22 @@ mod tests {
         );
         assert_eq!(va, vb);
         assert_eq!(vb["result"]["structuredContent"]["content"], text);
+        materialize_mirror(&mut marked);
+        assert_eq!(marked, plain);
+
+        let img = ContentBlock::image("aGk=", "image/png");
+        let mut plain = CallToolResult::success(vec![img.clone()]);
+        plain.structured_content = Some(serde_json::json!({ "content": [img.clone()] }));
+        let mut marked = CallToolResult::success(vec![img]);
+        marked.structured_content = Some(mirror_block_marker());
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write_message(&mut a, msg(plain.clone())).unwrap();
+        write_message(&mut b, msg(marked.clone())).unwrap();
+        let (va, vb): (serde_json::Value, serde_json::Value) = (
+            serde_json::from_slice(&a).unwrap(),
+            serde_json::from_slice(&b).unwrap(),
+        );
+        assert_eq!(va, vb);
         materialize_mirror(&mut marked);
         assert_eq!(marked, plain);
     }

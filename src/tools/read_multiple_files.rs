@@ -37,10 +37,15 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         )));
     }
     let mut budget = ctx.limits.max_batch_bytes;
-    let mut parts = Vec::with_capacity(p.paths.len());
-    for path in &p.paths {
+    // One output string, appended to in place: each file's bytes are held
+    // once, then copied once into it.
+    let mut out = String::new();
+    for (i, path) in p.paths.iter().enumerate() {
         if ctx.cancel.is_cancelled() {
             return Err(Error::Invalid("The request was cancelled".to_owned()));
+        }
+        if i > 0 {
+            out.push_str("\n---\n");
         }
         let limit = ctx.limits.max_read_bytes.min(budget);
         let read = ctx
@@ -50,10 +55,17 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         match read {
             Ok(bytes) => {
                 budget = budget.saturating_sub(bytes.len() as u64);
-                parts.push(format!("{path}:\n{}\n", String::from_utf8_lossy(&bytes)));
+                out.push_str(path);
+                out.push_str(":\n");
+                out.push_str(&String::from_utf8_lossy(&bytes));
+                out.push('\n');
             }
-            Err(e) => parts.push(format!("{path}: Error - {e}")),
+            Err(e) => {
+                out.push_str(path);
+                out.push_str(": Error - ");
+                out.push_str(&e.to_string());
+            }
         }
     }
-    Ok(Output::Text(parts.join("\n---\n")))
+    Ok(Output::Text(out))
 }
