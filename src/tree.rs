@@ -13,9 +13,11 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use cap_fs_ext::DirExt;
+use std::os::fd::OwnedFd;
+
 use cap_std::fs::Dir;
 use rayon::prelude::*;
+use rustix::fs::{Mode, OFlags};
 
 use crate::error::{Error, Result};
 use crate::limits::MAX_WALK_DEPTH_CEILING;
@@ -42,7 +44,7 @@ pub trait ParVisitor: Sync {
     /// What is recorded per entry.
     type Value: Send;
     /// `None` prunes the entry (it is left out and not descended into).
-    fn visit(&self, parent: &Dir, rel: &str, entry: &Entry, depth: usize) -> Option<Self::Value>;
+    fn visit(&self, rel: &str, entry: &Entry, depth: usize) -> Option<Self::Value>;
     /// Whether the visitor wants no more entries (e.g. its output budget is
     /// spent); the walk then stops, as when it is cancelled.
     fn full(&self) -> bool {
@@ -97,6 +99,9 @@ pub fn collect<V: ParVisitor>(
     };
     // Every level of the recursion runs on a walk thread, never on the
     // caller's (smaller) stack.
+    // A handle of our own on the start directory (its read offset moves).
+    let start = rustix::fs::openat(start, c".", dir_flags(), Mode::empty())
+        .map_err(|e| Error::io("scandir", ".", &std::io::Error::from(e)))?;
     let walk = || walk_dir(start, "", 1, visitor, &shared);
     let Some(pool) = pool() else {
         return Err(Error::Invalid(
@@ -117,8 +122,14 @@ pub fn collect<V: ParVisitor>(
     Ok((items, truncated))
 }
 
+/// How each directory is opened: read-only, must be a directory, and
+/// `O_NOFOLLOW`, so a directory swapped for a symlink is never entered.
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
 fn walk_dir<V: ParVisitor>(
-    dir: &Dir,
+    dir: OwnedFd,
     prefix: &str,
     depth: usize,
     visitor: &V,
@@ -130,7 +141,7 @@ fn walk_dir<V: ParVisitor>(
     {
         return Vec::new();
     }
-    let Ok((entries, _)) = walk::read_entries(dir, false, usize::MAX, prefix) else {
+    let Ok((entries, _)) = walk::read_entries_fd(&dir, false, usize::MAX, prefix) else {
         return Vec::new();
     };
     // Claim this directory's entries against the shared cap.
@@ -152,7 +163,7 @@ fn walk_dir<V: ParVisitor>(
     };
     let mut kept: Vec<Item<V::Value>> = Vec::with_capacity(allowed);
     for entry in entries.into_iter().take(allowed) {
-        if let Some(value) = visitor.visit(dir, &rel_of(&entry.name), &entry, depth) {
+        if let Some(value) = visitor.visit(&rel_of(&entry.name), &entry, depth) {
             let children = (entry.kind == Kind::Dir).then(Vec::new);
             kept.push(Item {
                 entry,
@@ -170,9 +181,12 @@ fn walk_dir<V: ParVisitor>(
             return;
         }
         // O_NOFOLLOW: a directory swapped for a symlink is not entered.
-        if let Ok(sub) = dir.open_dir_nofollow(&item.entry.raw) {
+        // One entry name beneath this directory's fd (never `.`, `..` or a
+        // name with `/`: getdents gives plain names and skips those two).
+        if let Ok(sub) = rustix::fs::openat(&dir, item.entry.os_name(), dir_flags(), Mode::empty())
+        {
             let rel = rel_of(&item.entry.name);
-            item.children = Some(walk_dir(&sub, &rel, depth + 1, visitor, shared));
+            item.children = Some(walk_dir(sub, &rel, depth + 1, visitor, shared));
         }
     };
     let subdirs = kept.iter().filter(|i| i.entry.kind == Kind::Dir).count();

@@ -1,13 +1,21 @@
 //! Listing directories and walking trees beneath a root, without following
 //! symlinks.
 //!
-//! Owns: reading directory entries (type from `d_type`, `lstat` only when the
-//! kernel does not say or when sizes are asked for), and the bounds of a
-//! walk. The walks themselves are in [`crate::tree`].
+//! Owns: reading directory entries with `getdents64` on a directory fd the
+//! caller owns (type from `d_type`; `lstat` — `fstatat(AT_SYMLINK_NOFOLLOW)`
+//! on one entry name — only when the kernel does not say or when sizes are
+//! asked for), and the bounds of a walk. The walks themselves are in
+//! [`crate::tree`].
 //!
-//! May touch: `Dir` handles, by single entry names only.
+//! May touch: directory fds opened beneath a root, by single entry names
+//! only (names from `getdents`, never `.` or `..`, never containing `/`).
 
-use cap_std::fs::{Dir, MetadataExt};
+use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
+use cap_std::fs::Dir;
+use rustix::fs::{AtFlags, FileType, RawDir};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
@@ -30,8 +38,8 @@ pub enum Kind {
 pub struct Entry {
     /// The name, lossily decoded if it is not UTF-8.
     pub name: String,
-    /// The name as the kernel gave it, for further `*at` calls.
-    pub raw: std::ffi::OsString,
+    /// The name as the kernel gave it, only when it is not UTF-8.
+    pub raw: Option<OsString>,
     /// Its kind.
     pub kind: Kind,
     /// Its `lstat` size, when asked for (regular files and directories;
@@ -39,55 +47,91 @@ pub struct Entry {
     pub size: Option<u64>,
 }
 
-/// Reads the entries of `dir`, sorted by name in byte order. With `sizes`,
-/// regular files get their size from `lstat`.
-pub fn read_entries(dir: &Dir, sizes: bool, max: usize, given: &str) -> Result<(Vec<Entry>, bool)> {
+impl Entry {
+    /// The name as the kernel gave it, for further `*at` calls.
+    pub fn os_name(&self) -> &OsStr {
+        self.raw
+            .as_deref()
+            .unwrap_or_else(|| OsStr::new(self.name.as_str()))
+    }
+}
+
+/// Reads the entries of a directory handle, sorted by name
+/// in byte order. With `sizes`, regular files and directories get their
+/// size from `lstat`.
+pub fn read_entries(dir: Dir, sizes: bool, max: usize, given: &str) -> Result<(Vec<Entry>, bool)> {
+    // cap-std's directory handles may be `O_PATH`, which `getdents` refuses:
+    // open the directory itself (`.`) for reading.
+    let fd = rustix::fs::openat(
+        &dir,
+        c".",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| Error::io("scandir", given, &std::io::Error::from(e)))?;
+    read_entries_fd(&fd, sizes, max, given)
+}
+
+/// Reads the entries of the directory `fd`, which the caller owns (its file
+/// offset moves), sorted by name in byte order. One `getdents64` buffer, no
+/// re-opening of the directory.
+pub fn read_entries_fd(
+    fd: &OwnedFd,
+    sizes: bool,
+    max: usize,
+    given: &str,
+) -> Result<(Vec<Entry>, bool)> {
+    let scandir = |e: rustix::io::Errno| Error::io("scandir", given, &std::io::Error::from(e));
+    let mut buf: Vec<u8> = Vec::with_capacity(32 * 1024);
+    let mut iter = RawDir::new(fd, buf.spare_capacity_mut());
     let mut out = Vec::new();
     let mut truncated = false;
-    let iter = dir.entries().map_err(|e| Error::io("scandir", given, &e))?;
-    for entry in iter {
-        let entry = entry.map_err(|e| Error::io("scandir", given, &e))?;
+    while let Some(entry) = iter.next() {
+        let entry = entry.map_err(scandir)?;
+        let bytes = entry.file_name().to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
         if out.len() >= max {
             truncated = true;
             break;
         }
-        let name = entry.file_name();
-        let ft = match entry.file_type() {
-            Ok(ft) => ft,
-            Err(_) => continue,
-        };
+        let ft = entry.file_type();
         let mut kind = kind_of(ft);
         let mut size = None;
-        let unknown = !ft.is_dir() && !ft.is_file() && !ft.is_symlink() && kind == Kind::Other;
-        if unknown || (sizes && matches!(kind, Kind::File | Kind::Dir)) {
-            // lstat: a single-component fstatat(AT_SYMLINK_NOFOLLOW).
-            if let Ok(md) = dir.symlink_metadata(&name) {
-                kind = kind_of(md.file_type());
+        if ft == FileType::Unknown || (sizes && matches!(kind, Kind::File | Kind::Dir)) {
+            // lstat of one entry name: fstatat(fd, name, AT_SYMLINK_NOFOLLOW).
+            if let Ok(st) = rustix::fs::statat(fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW) {
+                kind = kind_of(FileType::from_raw_mode(st.st_mode));
                 if matches!(kind, Kind::File | Kind::Dir) {
-                    size = Some(md.size());
+                    size = Some(u64::try_from(st.st_size).unwrap_or(0));
                 }
             }
         }
+        let (name, raw) = match std::str::from_utf8(bytes) {
+            Ok(s) => (s.to_owned(), None),
+            Err(_) => (
+                String::from_utf8_lossy(bytes).into_owned(),
+                Some(OsString::from_vec(bytes.to_vec())),
+            ),
+        };
         out.push(Entry {
-            name: name.to_string_lossy().into_owned(),
-            raw: name.clone(),
+            name,
+            raw,
             kind,
             size,
         });
     }
-    out.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    out.sort_by(|a, b| a.os_name().as_bytes().cmp(b.os_name().as_bytes()));
     Ok((out, truncated))
 }
 
-fn kind_of(ft: cap_std::fs::FileType) -> Kind {
-    if ft.is_symlink() {
-        Kind::Symlink
-    } else if ft.is_dir() {
-        Kind::Dir
-    } else if ft.is_file() {
-        Kind::File
-    } else {
-        Kind::Other
+fn kind_of(ft: FileType) -> Kind {
+    match ft {
+        FileType::Symlink => Kind::Symlink,
+        FileType::Directory => Kind::Dir,
+        FileType::RegularFile => Kind::File,
+        _ => Kind::Other,
     }
 }
 

@@ -57,13 +57,7 @@ fn node_bytes(entry: &Entry, depth: usize) -> usize {
 
 impl ParVisitor for Exclude<'_> {
     type Value = ();
-    fn visit(
-        &self,
-        _parent: &cap_std::fs::Dir,
-        rel: &str,
-        entry: &Entry,
-        depth: usize,
-    ) -> Option<()> {
+    fn visit(&self, rel: &str, entry: &Entry, depth: usize) -> Option<()> {
         if self.excludes.is_match(rel) || self.full() {
             return None;
         }
@@ -177,7 +171,7 @@ mod tests {
         Item {
             entry: Entry {
                 name: name.to_owned(),
-                raw: name.into(),
+                raw: None,
                 kind,
                 size: None,
             },

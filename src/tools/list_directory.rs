@@ -41,7 +41,7 @@ pub fn open_dir(ctx: &Ctx, path: &str) -> Result<cap_std::fs::Dir> {
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let dir = open_dir(ctx, &p.path)?;
     let (entries, truncated) =
-        walk::read_entries(&dir, false, ctx.limits.max_list_entries, &p.path)?;
+        walk::read_entries(dir, false, ctx.limits.max_list_entries, &p.path)?;
     let mut lines: Vec<String> = entries
         .iter()
         .map(|e| format!("{} {}", prefix(e.kind), e.name))

@@ -116,7 +116,7 @@ pub fn collate(a: &str, b: &str) -> Ordering {
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let dir = open_dir(ctx, &p.path)?;
     let (mut entries, truncated) =
-        walk::read_entries(&dir, true, ctx.limits.max_list_entries, &p.path)?;
+        walk::read_entries(dir, true, ctx.limits.max_list_entries, &p.path)?;
     match p.sort_by {
         SortBy::Name => entries.sort_by(|a, b| collate(&a.name, &b.name)),
         SortBy::Size => entries.sort_by_key(|e| std::cmp::Reverse(e.size.unwrap_or(0))),

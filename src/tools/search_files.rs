@@ -50,13 +50,7 @@ impl ParVisitor for Search<'_> {
     /// The display path, when the entry matches.
     type Value = Option<String>;
 
-    fn visit(
-        &self,
-        _parent: &cap_std::fs::Dir,
-        rel: &str,
-        entry: &Entry,
-        _depth: usize,
-    ) -> Option<Option<String>> {
+    fn visit(&self, rel: &str, entry: &Entry, _depth: usize) -> Option<Option<String>> {
         if self.excludes.is_match(rel) {
             return None;
         }
