@@ -95,11 +95,6 @@ fn debug_panic_hook(name: &str) {
     let _ = name;
 }
 
-/// Whether the tool takes a path (and so must wait for the client's roots).
-pub fn takes_path(name: &str) -> bool {
-    name != "list_allowed_directories"
-}
-
 /// Static metadata of one tool.
 pub struct Spec {
     /// The tool name.
