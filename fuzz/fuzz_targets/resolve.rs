@@ -15,15 +15,28 @@
 use cap_std::fs::MetadataExt;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tuls_fuzz::alphabet::Alphabet;
 use tuls_fuzz::fixture::Fixture;
 
 static ALPHABET: OnceLock<Alphabet> = OnceLock::new();
 
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
 fuzz_target!(|data: &[u8]| {
     let fx = Fixture::shared(false);
     let path = ALPHABET.get_or_init(|| Alphabet::paths(fx)).decode(data);
     check(fx, &path);
+    // The oracle must not go quiet: if opens started failing for another
+    // reason (a leaked descriptor per run, a broken fixture), every check
+    // above would pass vacuously.
+    if RUNS.fetch_add(1, Ordering::Relaxed).is_multiple_of(4096) {
+        let t = fx
+            .scope
+            .resolve("sub/up/file.txt")
+            .expect("resolve a known path");
+        t.root.dir.read(t.rel()).expect("read a known file");
+    }
 });
 
 fn check(fx: &Fixture, path: &str) {

@@ -28,10 +28,15 @@
 //! arguments carried it or the fuzzer wrote it inside the roots first. After
 //! each run: if the tree inside the roots changed, a write tool must have
 //! been called, and both roots are rebuilt from scratch.
+//!
+//! Writes fail closed, too: a `write_file`, `edit_file` or `move_file` that
+//! returns an error, and an `edit_file` dry run, leave the tree inside the
+//! roots as it was (no temp file left behind, no half-done rename).
 
 #![no_main]
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use arbitrary::{Arbitrary, Unstructured};
 use base64::Engine as _;
@@ -62,6 +67,8 @@ const TOOLS: [&str; 13] = [
 const WRITE_TOOLS: [&str; 4] = ["write_file", "edit_file", "create_directory", "move_file"];
 
 const MAX_CALLS: usize = 4;
+
+static RUNS: AtomicU64 = AtomicU64::new(0);
 
 struct Env {
     fx: &'static Fixture,
@@ -260,6 +267,9 @@ fn call(env: &Env, name: &str, args: Value, header: u8) {
         cancel,
     };
     let args_text = args.to_string();
+    let fail_closed = ["write_file", "edit_file", "move_file"].contains(&name);
+    let dry_run = name == "edit_file" && args["dryRun"] == json!(true);
+    let before = (fail_closed || dry_run).then(|| fx.inside_now());
     let result = dispatch(&ctx, name, args);
     if tuls_fuzz::trace() {
         let shown = match &result {
@@ -274,6 +284,16 @@ fn call(env: &Env, name: &str, args: Value, header: u8) {
 
     if let Some(diff) = fx.outside_changes() {
         panic!("ESCAPE: outside tree changed after {name} {args_text}:\n{diff}");
+    }
+    if let Some(before) = before
+        && (result.is_err() || dry_run)
+        && let Some(diff) = before.diff(&fx.inside_now())
+    {
+        panic!(
+            "a {} {name} changed the tree inside the roots: {args_text}\n{:?}\n{diff}",
+            if dry_run { "dry-run" } else { "failed" },
+            result.as_ref().map_err(|e| e.to_string()),
+        );
     }
     let (text, ok) = match &result {
         Ok(out) => (reply_text(out), true),
@@ -329,5 +349,19 @@ fuzz_target!(|data: &[u8]| {
             "a run of read tools changed the tree inside the roots: {data:?}"
         );
         env.fx.reset_roots();
+    }
+    // The oracle must not go quiet: a known read still succeeds (no leaked
+    // descriptors, no broken fixture).
+    if RUNS.fetch_add(1, Ordering::Relaxed).is_multiple_of(1024) {
+        let ctx = Ctx {
+            scope: env.fx.scope.clone(),
+            limits: Limits::default(),
+            cancel: CancellationToken::new(),
+        };
+        let out = dispatch(&ctx, "read_text_file", json!({"path": "sub/up/file.txt"}));
+        assert!(
+            matches!(&out, Ok(Output::Text(t)) if t.starts_with("inside file")),
+            "a known read failed: {out:?}"
+        );
     }
 });

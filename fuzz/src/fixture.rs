@@ -180,10 +180,17 @@ impl Fixture {
     }
 
     /// Whether anything inside the roots differs from the tree as last built
-    /// (names, kinds, inodes, modes, sizes, mtimes).
+    /// (see [`Fixture::inside_now`]).
     pub fn inside_changed(&self) -> bool {
         let now = Snapshot::take_inside(&self.roots);
         *self.inside.lock().unwrap_or_else(|p| p.into_inner()) != now
+    }
+
+    /// The tree inside the roots now: names, kinds, inodes and modes, and
+    /// the sizes and mtimes of everything but directories (a directory's
+    /// mtime moves when a temp file comes and goes, with no net change).
+    pub fn inside_now(&self) -> Snapshot {
+        Snapshot::take_inside(&self.roots)
     }
 
     /// Empties both roots and builds their contents again. The root
@@ -417,9 +424,10 @@ struct Rec {
     detail: Option<(u64, i64, i64, Vec<u8>)>,
 }
 
-/// Everything under the base dir except the roots' contents.
+/// A tree's entries: everything under the base dir except the roots'
+/// contents, or the roots' contents.
 #[derive(Debug, PartialEq, Eq)]
-struct Snapshot(BTreeMap<PathBuf, Rec>);
+pub struct Snapshot(BTreeMap<PathBuf, Rec>);
 
 impl Snapshot {
     /// The roots' trees, without contents.
@@ -437,7 +445,8 @@ impl Snapshot {
                     dev: md.dev(),
                     ino: md.ino(),
                     mode: md.mode(),
-                    detail: Some((md.len(), md.mtime(), md.mtime_nsec(), Vec::new())),
+                    detail: (!md.is_dir())
+                        .then(|| (md.len(), md.mtime(), md.mtime_nsec(), Vec::new())),
                 },
             );
             if md.is_dir()
@@ -499,7 +508,8 @@ impl Snapshot {
         Self(map)
     }
 
-    fn diff(&self, now: &Snapshot) -> Option<String> {
+    /// The differences from `self` to `now`, if any, one line each.
+    pub fn diff(&self, now: &Snapshot) -> Option<String> {
         let mut out = Vec::new();
         for (p, before) in &self.0 {
             match now.0.get(p) {
