@@ -155,6 +155,24 @@ const WRITE_QUEUE: usize = 1024;
 
 static WRITER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 
+/// A reply at least this big is followed by handing free heap pages back
+/// to the kernel (see [`crate::malloc`]).
+const LARGE_REPLY: u64 = 1 << 20;
+
+/// A writer that counts the bytes through it.
+struct Counted<W>(u64, W);
+
+impl<W: std::io::Write> std::io::Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.1.write(buf)?;
+        self.0 += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.1.flush()
+    }
+}
+
 /// stdio with request lines bounded to `max` bytes.
 ///
 /// Replies go through one writer thread that serializes each message
@@ -166,15 +184,23 @@ pub fn stdio(max: usize) -> Stdio {
     let spawned = std::thread::Builder::new()
         .name("tuls-stdout".to_owned())
         .spawn(move || {
-            let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+            let mut out = Counted(
+                0,
+                std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock()),
+            );
             while let Some(msg) = rx.blocking_recv() {
                 let mut next = Some(msg);
                 while let Some(msg) = next.take() {
+                    let before = out.0;
+                    // write_message consumes (and so frees) the message.
                     if write_message(&mut out, msg)
                         .and_then(|()| out.write_all(b"\n"))
                         .is_err()
                     {
                         return;
+                    }
+                    if out.0 - before >= LARGE_REPLY {
+                        crate::malloc::release_free_memory();
                     }
                     next = rx.try_recv().ok();
                 }
