@@ -112,7 +112,9 @@ pub fn collect<V: ParVisitor>(
     if limits.cancel.is_cancelled() {
         return Err(Error::Invalid("The request was cancelled".to_owned()));
     }
-    let truncated = if shared.entries_cut.load(Ordering::Relaxed) {
+    let truncated = if visitor.full() {
+        Some(Truncation::Text(crate::limits::MAX_WALK_TEXT_BYTES))
+    } else if shared.entries_cut.load(Ordering::Relaxed) {
         Some(Truncation::Entries(limits.max_entries))
     } else if shared.depth_cut.load(Ordering::Relaxed) {
         Some(Truncation::Depth(max_depth))

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::glob::{ExcludeStyle, Excludes};
 use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::tree::{self, Item, ParVisitor};
-use crate::walk::{self, Entry, Kind, Truncation, WalkLimits};
+use crate::walk::{self, Entry, Kind};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory/symlink), and 'children' for directories. Files and symlinks have no children array, while directories always have a children array (which may be empty). Symbolic links are never followed. The output is formatted with 2-space indentation for readability. Very large trees are cut at the entry and depth limits, and the cut is noted after the JSON. Only works within allowed directories.";
@@ -130,22 +130,13 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         ctx.limits.max_exclude_patterns,
     )?;
     let dir = open_dir(ctx, &p.path)?;
-    let limits = WalkLimits {
-        max_entries: ctx.limits.max_walk_entries,
-        max_depth: ctx.limits.max_walk_depth,
-        cancel: ctx.cancel.clone(),
-    };
+    let limits = ctx.walk_limits();
     let visitor = Exclude {
         excludes: &excludes,
         bytes: AtomicUsize::new(0),
         full: AtomicBool::new(false),
     };
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
-    let truncated = if visitor.full() {
-        Some(Truncation::Text(MAX_WALK_TEXT_BYTES))
-    } else {
-        truncated
-    };
     // Size the text exactly first: a doubling Vec would briefly hold up to
     // three times a large tree's text while it grows.
     let mut counter = Counter(0);

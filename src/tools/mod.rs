@@ -42,6 +42,17 @@ pub struct Ctx {
     pub cancel: CancellationToken,
 }
 
+impl Ctx {
+    /// The bounds of one walk (`directory_tree`, `search_files`).
+    pub fn walk_limits(&self) -> crate::walk::WalkLimits {
+        crate::walk::WalkLimits {
+            max_entries: self.limits.max_walk_entries,
+            max_depth: self.limits.max_walk_depth,
+            cancel: self.cancel.clone(),
+        }
+    }
+}
+
 /// A tool's successful result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {

@@ -13,7 +13,7 @@ use crate::glob::{ExcludeStyle, Excludes, Pattern};
 use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::scope::join_display;
 use crate::tree::{self, Item, ParVisitor};
-use crate::walk::{self, Entry, Kind, Truncation, WalkLimits};
+use crate::walk::{self, Entry, Kind};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the 'path' argument. Use pattern like '*.ext' to match files in that directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Symbolic links are matched by name but never descended into. Great for finding files when you don't know their exact location. Only searches within allowed directories.";
@@ -103,11 +103,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let dir = open_dir(ctx, &p.path)?;
     let base = join_display(&t.root.display, &t.segs);
     let base = base.trim_end_matches('/');
-    let limits = WalkLimits {
-        max_entries: ctx.limits.max_walk_entries,
-        max_depth: ctx.limits.max_walk_depth,
-        cancel: ctx.cancel.clone(),
-    };
+    let limits = ctx.walk_limits();
     let start = t.rel();
     let visitor = Search {
         pattern: &pattern,
@@ -119,11 +115,6 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         full: AtomicBool::new(false),
     };
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
-    let truncated = if visitor.full() {
-        Some(Truncation::Text(MAX_WALK_TEXT_BYTES))
-    } else {
-        truncated
-    };
     let mut found = Vec::new();
     flatten(items, &mut found);
     let mut text = if found.is_empty() {
