@@ -370,16 +370,11 @@ mod tests {
     use crate::roots::Root;
     use crate::scope::resolve_in;
 
-    /// A temp directory opened as a root, and the std path to inspect it.
-    #[allow(clippy::disallowed_methods)] // a test fixture needs ambient authority
+    /// A temp directory opened as a root (through `roots::open`, the one
+    /// ambient-authority site), and the std path to inspect it.
     fn root() -> (tempfile::TempDir, Arc<Root>) {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Dir::open_ambient_dir(tmp.path(), cap_std::ambient_authority()).expect("open");
-        let root = Arc::new(Root {
-            display: tmp.path().to_string_lossy().into_owned(),
-            resolved: None,
-            dir: Arc::new(dir),
-        });
+        let root = Arc::new(crate::roots::open(tmp.path()).expect("open root"));
         (tmp, root)
     }
 

@@ -122,6 +122,8 @@ pub fn filesystem(args: FsArgs) -> ExitCode {
             "limits": limits,
             "landlock": landlock.to_string(),
         });
+        // --print-config never starts a session, so stdout is not the MCP
+        // transport here: it carries the configuration and the process exits.
         println!(
             "{}",
             serde_json::to_string_pretty(&config).unwrap_or_default()

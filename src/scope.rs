@@ -260,14 +260,13 @@ pub fn file_uri_path(uri: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A root named `display` (resolution here is pure; the handle is `/`).
     fn root(display: &str) -> Arc<Root> {
-        #[allow(clippy::disallowed_methods)]
-        let dir =
-            cap_std::fs::Dir::open_ambient_dir("/", cap_std::ambient_authority()).expect("open /");
+        let opened = crate::roots::open(std::path::Path::new("/")).expect("open /");
         Arc::new(Root {
             display: display.to_owned(),
             resolved: None,
-            dir: Arc::new(dir),
+            dir: opened.dir,
         })
     }
 

@@ -44,27 +44,10 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use tuls::limits::Limits;
+use tuls::policy::{Capability, TOOLS};
 use tuls::tools::{Ctx, Output, dispatch};
 use tuls_fuzz::alphabet::Alphabet;
 use tuls_fuzz::fixture::Fixture;
-
-const TOOLS: [&str; 13] = [
-    "read_text_file",
-    "read_media_file",
-    "read_multiple_files",
-    "write_file",
-    "edit_file",
-    "create_directory",
-    "list_directory",
-    "list_directory_with_sizes",
-    "directory_tree",
-    "move_file",
-    "search_files",
-    "get_file_info",
-    "list_allowed_directories",
-];
-
-const WRITE_TOOLS: [&str; 4] = ["write_file", "edit_file", "create_directory", "move_file"];
 
 const MAX_CALLS: usize = 4;
 
@@ -322,7 +305,10 @@ fuzz_target!(|data: &[u8]| {
         let header = seg[0];
         let rest = &seg[1..];
         let tool = usize::from(header & 0x1f) % 16;
-        let (name, args) = if let Some(name) = tool.checked_sub(1).and_then(|t| TOOLS.get(t)) {
+        let (name, args) = if let Some(name) = tool
+            .checked_sub(1)
+            .and_then(|t| TOOLS.get(t).map(|(name, _)| name))
+        {
             let args = serde_json::from_slice::<Value>(&expand(env, rest))
                 .unwrap_or_else(|_| structured(env, name, rest));
             ((*name).to_owned(), args)
@@ -340,7 +326,9 @@ fuzz_target!(|data: &[u8]| {
             };
             (name.to_owned(), args)
         };
-        wrote |= WRITE_TOOLS.contains(&name.as_str());
+        wrote |= TOOLS
+            .iter()
+            .any(|(t, cap)| *t == name.as_str() && *cap == Capability::Write);
         call(env, &name, args, header);
     }
     if env.fx.inside_changed() {

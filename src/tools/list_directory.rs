@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::{Ctx, Output};
 use crate::error::{Error, Result};
+use crate::scope::Target;
 use crate::walk::{self, Kind};
 
 /// The tool description.
@@ -30,11 +31,15 @@ pub fn prefix(kind: Kind) -> &'static str {
 
 /// Opens the directory a client path names (following in-root symlinks).
 pub fn open_dir(ctx: &Ctx, path: &str) -> Result<cap_std::fs::Dir> {
-    let t = ctx.scope.resolve(path)?;
+    open_target_dir(&ctx.scope.resolve(path)?)
+}
+
+/// Opens the directory an already resolved target names, beneath its root.
+pub fn open_target_dir(t: &Target) -> Result<cap_std::fs::Dir> {
     t.root
         .dir
         .open_dir(t.rel())
-        .map_err(|e| Error::io("scandir", path, &e))
+        .map_err(|e| Error::io("scandir", &t.given, &e))
 }
 
 /// Lists the directory in byte order of names.

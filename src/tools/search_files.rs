@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::list_directory::open_dir;
+use super::list_directory::open_target_dir;
 use super::{Ctx, Output};
 use crate::error::Result;
 use crate::glob::{ExcludeStyle, Excludes, Pattern};
@@ -99,8 +99,9 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         ctx.limits.max_pattern_bytes,
         ctx.limits.max_exclude_patterns,
     )?;
+    // Resolve once: the walk and the printed paths use the same root.
     let t = ctx.scope.resolve(&p.path)?;
-    let dir = open_dir(ctx, &p.path)?;
+    let dir = open_target_dir(&t)?;
     let base = join_display(&t.root.display, &t.segs);
     let base = base.trim_end_matches('/');
     let limits = ctx.walk_limits();

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{CliOutput, Server, TestEnv, default_timeout, run_cli, wait_until};
+use crate::util::{CliOutput, READ_TOOLS, Server, TestEnv, default_timeout, run_cli, wait_until};
 
 /// Every valid selector, in the order the error lists them.
 const VALID: [&str; 16] = [
@@ -26,18 +26,6 @@ const VALID: [&str; 16] = [
     "filesystem/search_files",
     "filesystem/get_file_info",
     "filesystem/list_allowed_directories",
-];
-
-const READ_TOOLS: [&str; 9] = [
-    "read_text_file",
-    "read_media_file",
-    "read_multiple_files",
-    "list_directory",
-    "list_directory_with_sizes",
-    "directory_tree",
-    "search_files",
-    "get_file_info",
-    "list_allowed_directories",
 ];
 
 /// `B/root` as the server spells it.

@@ -4,23 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::util::{CallError, RpcError, Server, TestEnv};
-
-/// The nine `filesystem.read` tools, in `tools/list` order.
-const READ_TOOLS: [&str; 9] = [
-    "read_text_file",
-    "read_media_file",
-    "read_multiple_files",
-    "list_directory",
-    "list_directory_with_sizes",
-    "directory_tree",
-    "search_files",
-    "get_file_info",
-    "list_allowed_directories",
-];
-
-/// The four `filesystem.write` tools.
-const WRITE_TOOLS: [&str; 4] = ["write_file", "edit_file", "create_directory", "move_file"];
+use crate::util::{CallError, READ_TOOLS, RpcError, Server, TestEnv, WRITE_TOOLS};
 
 /// A fixture with one file and one directory in the root.
 fn env() -> TestEnv {

@@ -10,35 +10,9 @@ use std::time::Duration;
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 
-use crate::util::{Options, RawServer, Server, TestEnv, raw_error, raw_reply};
-
-const TOOLS: [&str; 13] = [
-    "read_text_file",
-    "read_media_file",
-    "read_multiple_files",
-    "write_file",
-    "edit_file",
-    "create_directory",
-    "list_directory",
-    "list_directory_with_sizes",
-    "directory_tree",
-    "move_file",
-    "search_files",
-    "get_file_info",
-    "list_allowed_directories",
-];
-
-const READ_TOOLS: [&str; 9] = [
-    "read_text_file",
-    "read_media_file",
-    "read_multiple_files",
-    "list_directory",
-    "list_directory_with_sizes",
-    "directory_tree",
-    "search_files",
-    "get_file_info",
-    "list_allowed_directories",
-];
+use crate::util::{
+    ALL_TOOLS, Options, READ_TOOLS, RawServer, Server, TestEnv, raw_error, raw_reply,
+};
 
 fn raw_session(env: &TestEnv, extra: &[&str]) -> RawServer {
     let mut a = args![env.root()];
@@ -89,7 +63,7 @@ fn tools_list_has_thirteen_tools_with_annotations_and_strict_schemas() {
     let mut raw = raw_session(&env, &[]);
     let tools = tools_list(&mut raw);
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(names, TOOLS, "tools/list names and order");
+    assert_eq!(names, ALL_TOOLS, "tools/list names and order");
 
     // (title, readOnly, idempotent, destructive) as in reference-server.md
     // §2.2, with idempotentHint set on the read tools (upstream #3402).

@@ -1376,3 +1376,37 @@ const _: fn() = || {
     assert_send_sync::<Server>();
     assert_send_sync::<Client>();
 };
+
+/// Every tool, in `tools/list` order: written out here, independently of the
+/// server's own table, so the tests check it rather than echo it.
+pub const ALL_TOOLS: [&str; 13] = [
+    "read_text_file",
+    "read_media_file",
+    "read_multiple_files",
+    "write_file",
+    "edit_file",
+    "create_directory",
+    "list_directory",
+    "list_directory_with_sizes",
+    "directory_tree",
+    "move_file",
+    "search_files",
+    "get_file_info",
+    "list_allowed_directories",
+];
+
+/// The nine `filesystem.read` tools, in `tools/list` order.
+pub const READ_TOOLS: [&str; 9] = [
+    "read_text_file",
+    "read_media_file",
+    "read_multiple_files",
+    "list_directory",
+    "list_directory_with_sizes",
+    "directory_tree",
+    "search_files",
+    "get_file_info",
+    "list_allowed_directories",
+];
+
+/// The four `filesystem.write` tools, in `tools/list` order.
+pub const WRITE_TOOLS: [&str; 4] = ["write_file", "edit_file", "create_directory", "move_file"];
