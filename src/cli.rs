@@ -12,9 +12,24 @@ Exit status: 0 on success, 1 on a runtime error, 2 on a usage or configuration e
 tuls speaks MCP (JSON-RPC 2.0, one message per line) on stdin/stdout; logs go to stderr.
 Connect it from an MCP client, e.g.:  claude mcp add tuls -- tuls filesystem ~/project";
 
+/// The help text after `tuls filesystem`'s options; the tool counts come
+/// from the tool table.
+fn fs_after_help() -> String {
+    let count = |cap| {
+        crate::tools::TOOLS
+            .iter()
+            .filter(|t| t.capability == cap)
+            .count()
+    };
+    format!(
+        "Selectors: filesystem (every tool), filesystem.read (the {} read tools),\n\
+         filesystem.write (the {} write tools), filesystem/<tool> (one tool).\n{FS_AFTER_HELP}",
+        count(crate::tools::Capability::Read),
+        count(crate::tools::Capability::Write),
+    )
+}
+
 const FS_AFTER_HELP: &str = "\
-Selectors: filesystem (every tool), filesystem.read (the nine read tools),
-filesystem.write (the four write tools), filesystem/<tool> (one tool).
 With no --allow every tool is enabled; --deny always wins. A bad selector, or
 one that leaves no tool enabled, stops startup with exit status 2.
 
@@ -47,7 +62,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve filesystem tools confined to the given directories, over stdio.
-    #[command(after_help = FS_AFTER_HELP)]
+    #[command(after_help = fs_after_help())]
     Filesystem(FsArgs),
 }
 

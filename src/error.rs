@@ -48,12 +48,141 @@ pub enum Error {
         /// A suggestion.
         hint: &'static str,
     },
-    /// A bound on the arguments was exceeded.
+    /// The arguments do not match the tool's input schema.
+    #[error(
+        "MCP error -32602: Input validation error: Invalid arguments for tool {tool}: {detail}"
+    )]
+    InvalidArguments {
+        /// The tool called.
+        tool: &'static str,
+        /// What serde said.
+        detail: String,
+    },
+    /// A list argument that must not be empty is.
+    #[error("Invalid arguments for tool {tool}: {field} must hold at least 1 item")]
+    EmptyList {
+        /// The tool called.
+        tool: &'static str,
+        /// The argument.
+        field: &'static str,
+    },
+    /// `head` and `tail` together.
+    #[error("Cannot specify both head and tail parameters simultaneously")]
+    HeadAndTail,
+    /// A Windows path on a POSIX host.
+    #[error("Access denied - Windows-style path received on a POSIX host: {path}")]
+    WindowsPath {
+        /// The path as given.
+        path: String,
+    },
+    /// More `read_multiple_files` paths than the limit.
+    #[error("Too many paths: {given} given, the limit is {limit} per call")]
+    TooManyPaths {
+        /// Paths given.
+        given: usize,
+        /// The limit in force.
+        limit: usize,
+    },
+    /// More edits than the limit.
+    #[error("Too many edits: {given} in one call, over the limit of {limit}")]
+    TooManyEdits {
+        /// Edits given.
+        given: usize,
+        /// The limit in force.
+        limit: usize,
+    },
+    /// More exclude patterns than the limit.
+    #[error("Too many exclude patterns: {given} given, the limit is {limit}")]
+    TooManyPatterns {
+        /// Patterns given.
+        given: usize,
+        /// The limit in force.
+        limit: usize,
+    },
+    /// One glob pattern longer than the limit.
+    #[error("Glob pattern too long: {len} bytes, the limit is {limit}")]
+    PatternTooLong {
+        /// Its length.
+        len: usize,
+        /// The limit in force.
+        limit: usize,
+    },
+    /// The exclude patterns of one call longer together than the limit.
+    #[error("Exclude patterns too long together: {total} bytes, the limit is {limit}")]
+    PatternsTooLong {
+        /// Their total length.
+        total: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A glob pattern whose braces would compile to too much.
+    #[error("Glob pattern too complex: {why} in '{pattern}'")]
+    PatternTooComplex {
+        /// The pattern.
+        pattern: String,
+        /// Which bound it passes.
+        why: String,
+    },
+    /// A glob pattern that does not parse.
+    #[error("Invalid glob pattern '{pattern}': {reason}")]
+    InvalidGlob {
+        /// The pattern.
+        pattern: String,
+        /// Why.
+        reason: String,
+    },
+    /// Exclude patterns that do not compile together.
+    #[error("Invalid exclude pattern: {reason}")]
+    InvalidExclude {
+        /// Why.
+        reason: String,
+    },
+    /// A `head`/`tail` that would scan past the read limit.
+    #[error("Refusing to scan more than {limit} bytes of '{path}' for lines; ask for fewer lines")]
+    ScanLimit {
+        /// The path as given.
+        path: String,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// `edit_file` on a file that is not UTF-8.
+    #[error(
+        "Refusing to edit '{path}': it is not valid UTF-8 (first invalid byte at offset {offset}); edit_file never rewrites bytes it cannot represent"
+    )]
+    NotUtf8 {
+        /// The path as given.
+        path: String,
+        /// Offset of the first invalid byte.
+        offset: usize,
+    },
+    /// `edit_file`'s edits do not apply.
+    #[error("Could not apply the edits to '{path}': {reason}; nothing was written")]
+    EditFailed {
+        /// The path as given.
+        path: String,
+        /// Why.
+        reason: crate::text::edit::EditError,
+    },
+    /// The client cancelled the request.
+    #[error("The request was cancelled")]
+    Cancelled,
+    /// The client did not answer `roots/list` in time.
+    #[error(
+        "Timed out after {secs}s waiting for the client's roots/list answer; no access until the client answers"
+    )]
+    RootsTimeout {
+        /// The wait in force (`--roots-timeout-secs`).
+        secs: u64,
+    },
+    /// A tool panicked; the server goes on.
+    #[error("Internal error in tool {tool}; the server is still running")]
+    Panicked {
+        /// The tool.
+        tool: &'static str,
+    },
+    /// A failure of tuls itself, not of the request.
     #[error("{0}")]
-    Limit(String),
-    /// An argument is wrong in a way the schema cannot express.
-    #[error("{0}")]
-    Invalid(String),
+    Internal(String),
     /// An OS error, worded like Node's (the reference server's) messages.
     #[error("{code}: {text}, {op} '{path}'")]
     Os {

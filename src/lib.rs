@@ -3,23 +3,26 @@
 //! Each allowed root is opened once, at startup, as a `cap_std::fs::Dir`;
 //! afterwards every operation goes through those handles, and the kernel's
 //! resolve-beneath lookup enforces the scope. See README.md and SECURITY.md.
+//!
+//! Three layers, outside in:
+//! - [`mcp`]: the edge. JSON-RPC framing on stdio, the rmcp handler, the
+//!   mapping of results and errors to replies, and client roots.
+//! - [`tools`]: the tool table and one thin adapter per tool.
+//! - [`fs`]: the capability core. Roots (the one ambient-authority site),
+//!   the one resolver, opening, reading, walking, the one writer, Landlock.
+//!
+//! Beside them: [`text`] (pure code: edit matching, the diff, globs,
+//! formatting), [`error`] (the one error type), [`policy`] (selectors),
+//! [`limits`] (every bound), [`cli`] and [`run`] (startup).
+#![forbid(unsafe_code)]
 
-pub mod atomic;
 pub mod cli;
-pub mod diff;
-pub mod edit;
 pub mod error;
-pub mod file;
-pub mod glob;
+pub mod fs;
 pub mod limits;
-pub mod malloc;
+pub mod mcp;
 pub mod policy;
-pub mod roots;
 pub mod run;
-pub mod sandbox;
-pub mod scope;
-pub mod server;
+pub mod sync;
+pub mod text;
 pub mod tools;
-pub mod transport;
-pub mod tree;
-pub mod walk;

@@ -1,5 +1,13 @@
-//! The `tuls` binary: everything lives in the library.
+//! The `tuls` binary: the library does the work; this file adds the one
+//! audited `unsafe` module, the allocator tuning in [`malloc`], which the
+//! library (`#![forbid(unsafe_code)]`) cannot hold.
+
+mod malloc;
 
 fn main() -> std::process::ExitCode {
-    tuls::run::main()
+    // First, while the process has one thread.
+    malloc::tune();
+    tuls::run::main(tuls::run::Hooks {
+        after_large_reply: malloc::release_free_memory,
+    })
 }

@@ -9,7 +9,7 @@
 //! 20 MiB reply buffer freed on one blocking-pool thread stays resident in
 //! that thread's arena, and the next large reply on another thread adds to
 //! it. With one arena, freed memory is reused by whichever thread allocates
-//! next: over the benchmark suite (shared/bench/mcpbench.py) peak RSS fell
+//! next: over the benchmark suite (examples/mcpbench.rs) peak RSS fell
 //! from 123 MiB to 49 MiB, near the largest single reply. (Also fixing the
 //! mmap threshold gave the same peak for more CPU, so it is not done.)
 //!

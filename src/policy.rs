@@ -1,36 +1,14 @@
 //! Capability selectors: which tools an operator enables.
 //!
 //! Owns: parsing `--allow`/`--deny` selectors and computing the enabled tool
-//! set. `--deny` always wins; with no `--allow`, every tool starts enabled.
+//! set from the tool table ([`crate::tools::TOOLS`]). `--deny` always wins;
+//! with no `--allow`, every tool starts enabled.
 //! May touch: nothing (no I/O).
 
 use std::collections::BTreeSet;
 
-/// A tool's capability.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Capability {
-    /// `filesystem.read`
-    Read,
-    /// `filesystem.write`
-    Write,
-}
-
-/// Every tool, in `tools/list` order, with its capability.
-pub const TOOLS: &[(&str, Capability)] = &[
-    ("read_text_file", Capability::Read),
-    ("read_media_file", Capability::Read),
-    ("read_multiple_files", Capability::Read),
-    ("write_file", Capability::Write),
-    ("edit_file", Capability::Write),
-    ("create_directory", Capability::Write),
-    ("list_directory", Capability::Read),
-    ("list_directory_with_sizes", Capability::Read),
-    ("directory_tree", Capability::Read),
-    ("move_file", Capability::Write),
-    ("search_files", Capability::Read),
-    ("get_file_info", Capability::Read),
-    ("list_allowed_directories", Capability::Read),
-];
+pub use crate::tools::Capability;
+use crate::tools::TOOLS;
 
 /// A parsed selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +54,7 @@ pub fn valid_selectors() -> Vec<String> {
         "filesystem.read".to_owned(),
         "filesystem.write".to_owned(),
     ];
-    v.extend(TOOLS.iter().map(|(t, _)| format!("filesystem/{t}")));
+    v.extend(TOOLS.iter().map(|t| format!("filesystem/{}", t.name)));
     v
 }
 
@@ -90,9 +68,9 @@ pub fn parse(flag: &'static str, s: &str) -> Result<Selector, PolicyError> {
         _ => {}
     }
     if let Some(tool) = s.strip_prefix("filesystem/")
-        && let Some((t, _)) = TOOLS.iter().find(|(t, _)| *t == tool)
+        && let Some(t) = crate::tools::find(tool)
     {
-        return Ok(Selector::Tool(t));
+        return Ok(Selector::Tool(t.name));
     }
     Err(PolicyError::Invalid {
         flag,
@@ -157,9 +135,11 @@ impl Policy {
             .collect::<Result<Vec<_>, _>>()?;
         let enabled: BTreeSet<&'static str> = TOOLS
             .iter()
-            .filter(|(t, c)| allow_sel.is_empty() || allow_sel.iter().any(|s| selects(s, t, *c)))
-            .filter(|(t, c)| !deny_sel.iter().any(|s| selects(s, t, *c)))
-            .map(|(t, _)| *t)
+            .filter(|t| {
+                allow_sel.is_empty() || allow_sel.iter().any(|s| selects(s, t.name, t.capability))
+            })
+            .filter(|t| !deny_sel.iter().any(|s| selects(s, t.name, t.capability)))
+            .map(|t| t.name)
             .collect();
         if enabled.is_empty() {
             return Err(PolicyError::NothingEnabled {
@@ -183,7 +163,7 @@ impl Policy {
     pub fn enabled_tools(&self) -> Vec<&'static str> {
         TOOLS
             .iter()
-            .map(|(t, _)| *t)
+            .map(|t| t.name)
             .filter(|t| self.enabled.contains(t))
             .collect()
     }
@@ -192,7 +172,7 @@ impl Policy {
     pub fn any_write(&self) -> bool {
         TOOLS
             .iter()
-            .any(|(t, c)| *c == Capability::Write && self.enabled.contains(t))
+            .any(|t| t.capability == Capability::Write && self.enabled.contains(t.name))
     }
 }
 
@@ -208,13 +188,17 @@ mod tests {
 
     #[test]
     fn default_is_everything() {
-        assert_eq!(p(&[], &[]).unwrap().enabled_tools().len(), 13);
+        assert_eq!(p(&[], &[]).unwrap().enabled_tools().len(), TOOLS.len());
     }
 
     #[test]
     fn review_only() {
         let pol = p(&["filesystem.read"], &[]).unwrap();
-        assert_eq!(pol.enabled_tools().len(), 9);
+        let reads = TOOLS
+            .iter()
+            .filter(|t| t.capability == Capability::Read)
+            .count();
+        assert_eq!(pol.enabled_tools().len(), reads);
         assert!(!pol.any_write());
         assert!(!pol.is_enabled("write_file"));
     }
@@ -226,7 +210,7 @@ mod tests {
             &["filesystem/move_file"],
         )
         .unwrap();
-        assert_eq!(pol.enabled_tools().len(), 12);
+        assert_eq!(pol.enabled_tools().len(), TOOLS.len() - 1);
         assert!(!pol.is_enabled("move_file"));
         assert!(pol.is_enabled("edit_file"));
     }

@@ -11,19 +11,19 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use rmcp::ServiceExt;
 
 use crate::cli::{Cli, Command, FsArgs};
+use crate::fs::roots;
+use crate::fs::sandbox::{self, Status};
+use crate::fs::scope::Scope;
 use crate::limits::Limits;
+use crate::mcp::server::Server;
+pub use crate::mcp::stdio::Hooks;
 use crate::policy::Policy;
-use crate::roots;
-use crate::sandbox::{self, Status};
-use crate::scope::Scope;
-use crate::server::Server;
 
-/// Entry point of the binary.
-pub fn main() -> ExitCode {
-    crate::malloc::tune();
+/// Entry point of the binary. `hooks` are the process-level calls the
+/// library cannot make itself (it has no `unsafe`).
+pub fn main(hooks: Hooks) -> ExitCode {
     raise_fd_limit();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -34,7 +34,7 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Filesystem(args) => filesystem(args),
+        Command::Filesystem(args) => filesystem(args, hooks),
     }
 }
 
@@ -68,7 +68,7 @@ fn config_error(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 /// Runs `tuls filesystem`.
-pub fn filesystem(args: FsArgs) -> ExitCode {
+pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     init_logging(&args.log_level);
     let policy = match Policy::from_selectors(&args.allow, &args.deny) {
         Ok(p) => p,
@@ -142,7 +142,13 @@ pub fn filesystem(args: FsArgs) -> ExitCode {
     }
 
     let scope = Arc::new(Scope::new(opened, limits.max_path_bytes));
-    let server = Server::new(scope, policy, limits, !args.no_client_roots);
+    let server = match Server::new(scope, policy, limits, !args.no_client_roots) {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("tuls: error: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Tool calls are short filesystem syscalls (nothing blocks on a FIFO);
@@ -157,24 +163,7 @@ pub fn filesystem(args: FsArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let hook = server.roots_changed_hook();
-    let result = runtime.block_on(async move {
-        let transport =
-            crate::transport::stdio(limits.max_request_bytes).on_roots_list_changed(hook);
-        let service = match server.serve(transport).await {
-            Ok(service) => service,
-            // stdin closed before a client said anything (Ctrl-D, or a
-            // client that gave up): nothing went wrong.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(e.to_string()),
-        };
-        service.waiting().await.map_err(|e| e.to_string())?;
-        Ok::<(), String>(())
-    });
-    // Stop the runtime (and with it every clone of the reply queue), then
-    // let the writer thread write out what is queued.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    crate::transport::finish();
+    let result = crate::mcp::stdio::serve(runtime, server, limits.max_request_bytes, hooks);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -16,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tuls::edit::{Edit, EditError, apply_edits};
+use tuls::text::edit::{Edit, EditError, apply_edits};
 
 /// Start offsets of every occurrence of `needle` in `hay`, overlapping ones
 /// included.

@@ -33,6 +33,7 @@ fuzz_target!(|data: &[u8]| {
     if RUNS.fetch_add(1, Ordering::Relaxed).is_multiple_of(4096) {
         let t = fx
             .scope
+            .snapshot()
             .resolve("sub/up/file.txt")
             .expect("resolve a known path");
         t.root.dir.read(t.rel()).expect("read a known file");
@@ -40,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn check(fx: &Fixture, path: &str) {
-    let resolved = fx.scope.resolve(path);
+    let resolved = fx.scope.snapshot().resolve(path);
     if tuls_fuzz::trace() {
         eprintln!(
             "resolve {path:?} -> {:?}",

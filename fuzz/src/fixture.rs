@@ -36,7 +36,7 @@ use std::os::unix::fs::{MetadataExt, symlink};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use tuls::scope::Scope;
+use tuls::fs::scope::Scope;
 
 /// A set of `(st_dev, st_ino)` pairs.
 pub type Inodes = HashSet<(u64, u64)>;
@@ -121,8 +121,8 @@ impl Fixture {
         }
         populate(&roots, &fx_names, with_fifo);
 
-        let r1 = tuls::roots::open(&work.join("alias")).expect("open root 1");
-        let r2 = tuls::roots::open(&roots[1]).expect("open root 2");
+        let r1 = tuls::fs::roots::open(&work.join("alias")).expect("open root 1");
+        let r2 = tuls::fs::roots::open(&roots[1]).expect("open root 2");
         let root_display = r1.display.clone();
         assert_eq!(root_display, path_str(&work.join("alias")));
         assert_eq!(r1.resolved.as_deref(), Some(path_str(&roots[0]).as_str()));

@@ -12,11 +12,29 @@ use std::io;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Ctx, Output};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Existing components may be symbolic links to directories inside the allowed directories; a link that leads outside is refused. Only works within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Write,
+    title: "Create Directory",
+    description: DESCRIPTION,
+    hints: Hints {
+        read_only: false,
+        idempotent: true,
+        destructive: false,
+    },
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "create_directory";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

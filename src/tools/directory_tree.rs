@@ -2,22 +2,34 @@
 //! through a symlink and shows one as `"type": "symlink"`. Touches: scope,
 //! tree, glob.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
 use rmcp::schemars::{self, JsonSchema};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::list_directory::open_dir;
-use super::{Ctx, Output};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
-use crate::glob::{ExcludeStyle, Excludes};
+use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
+use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
-use crate::tree::{self, Item, ParVisitor};
-use crate::walk::{self, Entry, Kind};
+use crate::text::glob::{ExcludeStyle, Excludes};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory/symlink), and 'children' for directories. Files and symlinks have no children array, while directories always have a children array (which may be empty). Symbolic links are never followed. The output is formatted with 2-space indentation for readability. Very large trees are cut at the entry and depth limits, and the cut is noted after the JSON. Only works within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Read,
+    title: "Directory Tree",
+    description: DESCRIPTION,
+    hints: Hints::READ_ONLY,
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "directory_tree";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -32,11 +44,10 @@ pub struct Params {
 
 struct Exclude<'a> {
     excludes: &'a Excludes,
-    /// An upper bound on the rendered bytes so far; past
-    /// [`MAX_WALK_TEXT_BYTES`] the walk stops (indentation grows with the
-    /// depth, so the entry cap alone does not bound the text).
-    bytes: AtomicUsize,
-    full: AtomicBool,
+    /// An upper bound on the rendered bytes; past [`MAX_WALK_TEXT_BYTES`]
+    /// the walk stops (indentation grows with the depth, so the entry cap
+    /// alone does not bound the text).
+    budget: TextBudget,
 }
 
 /// An upper bound on the bytes `entry` adds to the pretty JSON at `depth`
@@ -61,16 +72,11 @@ impl ParVisitor for Exclude<'_> {
         if self.excludes.is_match(rel) || self.full() {
             return None;
         }
-        let cost = node_bytes(entry, depth);
-        if self.bytes.fetch_add(cost, Ordering::Relaxed) + cost > MAX_WALK_TEXT_BYTES {
-            self.full.store(true, Ordering::Relaxed);
-            return None;
-        }
-        Some(())
+        self.budget.take(node_bytes(entry, depth)).then_some(())
     }
 
     fn full(&self) -> bool {
-        self.full.load(Ordering::Relaxed)
+        self.budget.is_full()
     }
 }
 
@@ -133,23 +139,21 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let limits = ctx.walk_limits();
     let visitor = Exclude {
         excludes: &excludes,
-        bytes: AtomicUsize::new(0),
-        full: AtomicBool::new(false),
+        budget: TextBudget::new(MAX_WALK_TEXT_BYTES),
     };
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
     // Size the text exactly first: a doubling Vec would briefly hold up to
     // three times a large tree's text while it grows.
     let mut counter = Counter(0);
-    let render = |e: serde_json::Error| Error::Invalid(format!("cannot render tree: {e}"));
+    let render = |e: serde_json::Error| Error::Internal(format!("cannot render tree: {e}"));
     serde_json::to_writer_pretty(&mut counter, &Nodes(&items)).map_err(render)?;
     let mut buf = Vec::with_capacity(counter.0 + 256);
     serde_json::to_writer_pretty(&mut buf, &Nodes(&items)).map_err(render)?;
     let mut text =
-        String::from_utf8(buf).map_err(|e| Error::Invalid(format!("cannot render tree: {e}")))?;
+        String::from_utf8(buf).map_err(|e| Error::Internal(format!("cannot render tree: {e}")))?;
     drop(items);
     if let Some(t) = truncated {
-        text.push_str("\n\n");
-        text.push_str(&walk::truncation_note(t));
+        text.push_str(&crate::text::fmt::truncation_note(t));
     }
     Ok(Output::Text(text))
 }

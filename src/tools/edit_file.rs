@@ -12,13 +12,31 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Ctx, Output};
-use crate::atomic::{Dest, Guard};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
-use crate::{diff, edit, file};
+use crate::fs::atomic::{Dest, Guard};
+use crate::text::{diff, edit};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Make line-based edits to a text file. Each edit replaces exact text with new content: edits apply in order, and each oldText must occur exactly once in the file as it stands after the earlier edits, matching byte for byte (no whitespace, indentation or line-ending normalization: \\n never matches \\r\\n). A missing or ambiguous match fails the whole call and nothing is written. Bytes outside the replaced text, line endings included, are kept as they are; files that are not valid UTF-8 are refused. Returns a git-style diff showing the changes made. Only works within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Write,
+    title: "Edit File",
+    description: DESCRIPTION,
+    hints: Hints {
+        read_only: false,
+        idempotent: false,
+        destructive: true,
+    },
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "edit_file";
 
 /// One replacement.
 // Inlined in the schema (no `$defs`/`$ref`), as the reference advertises it
@@ -49,11 +67,10 @@ pub struct Params {
 /// Applies the edits (unless `dryRun`) and returns the diff.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     if p.edits.len() > ctx.limits.max_edits {
-        return Err(Error::Limit(format!(
-            "Too many edits: {} in one call, over the limit of {}",
-            p.edits.len(),
-            ctx.limits.max_edits
-        )));
+        return Err(Error::TooManyEdits {
+            given: p.edits.len(),
+            limit: ctx.limits.max_edits,
+        });
     }
     let t = ctx.scope.resolve(&p.path)?;
     let dest = Dest::locate(&t)?;
@@ -65,13 +82,10 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             path: p.path.clone(),
         });
     }
-    let bytes = file::read_all(dest.dir(), dest.leaf(), &p.path, ctx.limits.max_read_bytes)?;
-    let old = String::from_utf8(bytes).map_err(|e| {
-        Error::Invalid(format!(
-            "Refusing to edit '{}': it is not valid UTF-8 (first invalid byte at offset {}); edit_file never rewrites bytes it cannot represent",
-            p.path,
-            e.utf8_error().valid_up_to()
-        ))
+    let bytes = dest.read_all(ctx.limits.max_read_bytes)?;
+    let old = String::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
+        path: p.path.clone(),
+        offset: e.utf8_error().valid_up_to(),
     })?;
     let edits: Vec<edit::Edit<'_>> = p
         .edits
@@ -81,11 +95,9 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             new_text: &e.new_text,
         })
         .collect();
-    let new = edit::apply_edits(&old, &edits).map_err(|e| {
-        Error::Invalid(format!(
-            "Could not apply the edits to '{}': {e}; nothing was written",
-            p.path
-        ))
+    let new = edit::apply_edits(&old, &edits).map_err(|reason| Error::EditFailed {
+        path: p.path.clone(),
+        reason,
     })?;
     let diff = diff::unified_diff(&p.path, &old, &new);
     if !p.dry_run && new != old {

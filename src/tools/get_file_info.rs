@@ -7,11 +7,25 @@ use cap_std::fs::MetadataExt;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Ctx, Output};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. Times are in UTC. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Read,
+    title: "Get File Info",
+    description: DESCRIPTION,
+    hints: Hints::READ_ONLY,
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "get_file_info";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -4,13 +4,27 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Ctx, Output};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
-use crate::scope::Target;
-use crate::walk::{self, Kind};
+use crate::fs::scope::Target;
+use crate::fs::walk::{self, Kind};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Read,
+    title: "List Directory",
+    description: DESCRIPTION,
+    hints: Hints::READ_ONLY,
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "list_directory";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -52,9 +66,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         .map(|e| format!("{} {}", prefix(e.kind), e.name))
         .collect();
     if truncated {
-        lines.push(format!(
-            "[truncated: only the first {} entries are listed]",
-            ctx.limits.max_list_entries
+        lines.push(crate::text::fmt::list_truncated_line(
+            ctx.limits.max_list_entries,
         ));
     }
     Ok(Output::Text(lines.join("\n")))

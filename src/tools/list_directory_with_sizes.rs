@@ -8,12 +8,26 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::list_directory::{open_dir, prefix};
-use super::{Ctx, Output};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
-use crate::walk::{self, Kind};
+use crate::fs::walk::{self, Kind};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes; symbolic links are never followed and show no size. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Read,
+    title: "List Directory with Sizes",
+    description: DESCRIPTION,
+    hints: Hints::READ_ONLY,
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "list_directory_with_sizes";
 
 /// Sort order.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -142,9 +156,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         }
     }
     if truncated {
-        lines.push(format!(
-            "[truncated: only the first {} entries are listed]",
-            ctx.limits.max_list_entries
+        lines.push(crate::text::fmt::list_truncated_line(
+            ctx.limits.max_list_entries,
         ));
     }
     lines.push(String::new());

@@ -1,12 +1,14 @@
-//! The thirteen tools: their metadata for `tools/list`, and one dispatch.
+//! The tools: one table, and one thin adapter per tool between the MCP edge
+//! and the filesystem core.
 //!
-//! Owns: the tool table (names, titles, descriptions, annotations, input and
-//! output schemas) and [`dispatch`], which deserializes a call's arguments
-//! strictly (unknown fields are refused) and runs the tool. Each tool lives
-//! in its own file with its `Params` and a `run` function.
-//! May touch: what the tools touch, through [`Ctx`].
-
-use std::sync::Arc;
+//! Owns: [`TOOLS`], where each tool is declared once (name, capability,
+//! title, description, annotations, input and output schema, handler);
+//! `tools/list`, the selectors, `--print-config`, dispatch and the help text
+//! all derive from it. [`dispatch`] deserializes a call's arguments strictly
+//! (unknown fields are refused) and runs the tool. Each tool lives in its
+//! own file with its `Params`, its `run` and its `TOOL` entry.
+//! May touch: what the tools touch, through [`Ctx`]: the roots snapshot of
+//! the call, and the core in [`crate::fs`].
 
 use rmcp::schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -14,8 +16,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
+use crate::fs::scope::Snapshot;
 use crate::limits::Limits;
-use crate::scope::Scope;
 
 pub mod create_directory;
 pub mod directory_tree;
@@ -31,11 +33,93 @@ pub mod read_text_file;
 pub mod search_files;
 pub mod write_file;
 
+/// Every tool, in `tools/list` order.
+pub const TOOLS: &[Tool] = &[
+    read_text_file::TOOL,
+    read_media_file::TOOL,
+    read_multiple_files::TOOL,
+    write_file::TOOL,
+    edit_file::TOOL,
+    create_directory::TOOL,
+    list_directory::TOOL,
+    list_directory_with_sizes::TOOL,
+    directory_tree::TOOL,
+    move_file::TOOL,
+    search_files::TOOL,
+    get_file_info::TOOL,
+    list_allowed_directories::TOOL,
+];
+
+/// The tool named `name`, if tuls has one.
+pub fn find(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// A tool's capability, which the selectors name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Capability {
+    /// `filesystem.read`
+    Read,
+    /// `filesystem.write`
+    Write,
+}
+
+/// The MCP annotations of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// `readOnlyHint`.
+    pub read_only: bool,
+    /// `idempotentHint`.
+    pub idempotent: bool,
+    /// `destructiveHint` (only written for tools that are not read-only).
+    pub destructive: bool,
+}
+
+impl Hints {
+    /// A read tool.
+    pub const READ_ONLY: Hints = Hints {
+        read_only: true,
+        idempotent: true,
+        destructive: false,
+    };
+}
+
+/// What a tool's successful result is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// One text block.
+    Text,
+    /// One media block (image, audio or embedded resource).
+    Media,
+}
+
+/// One tool, declared once.
+#[derive(Debug)]
+pub struct Tool {
+    /// The tool name.
+    pub name: &'static str,
+    /// Its capability.
+    pub capability: Capability,
+    /// The human title.
+    pub title: &'static str,
+    /// The description, as the reference words it (adjusted where tuls differs).
+    pub description: &'static str,
+    /// The annotations.
+    pub hints: Hints,
+    /// The input schema.
+    pub input: fn() -> Value,
+    /// What its result is.
+    pub output: OutputKind,
+    /// The handler. Blocking: call it off the async runtime.
+    pub run: fn(&Ctx, Value) -> Result<Output>,
+}
+
 /// What a tool call works with.
 #[derive(Debug, Clone)]
 pub struct Ctx {
-    /// The roots in force.
-    pub scope: Arc<Scope>,
+    /// The roots in force when the call started; the call resolves every
+    /// path against this one snapshot.
+    pub scope: Snapshot,
     /// The limits in force.
     pub limits: Limits,
     /// Cancelled when the client cancels the request.
@@ -44,8 +128,8 @@ pub struct Ctx {
 
 impl Ctx {
     /// The bounds of one walk (`directory_tree`, `search_files`).
-    pub fn walk_limits(&self) -> crate::walk::WalkLimits {
-        crate::walk::WalkLimits {
+    pub fn walk_limits(&self) -> crate::fs::walk::WalkLimits {
+        crate::fs::walk::WalkLimits {
             max_entries: self.limits.max_walk_entries,
             max_depth: self.limits.max_walk_depth,
             cancel: self.cancel.clone(),
@@ -64,34 +148,18 @@ pub enum Output {
 }
 
 /// Deserializes `args` into `T`, refusing unknown fields.
-fn params<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
-    serde_json::from_value(args).map_err(|e| {
-        Error::Invalid(format!(
-            "MCP error -32602: Input validation error: Invalid arguments for tool {tool}: {e}"
-        ))
+fn params<T: DeserializeOwned>(tool: &'static str, args: Value) -> Result<T> {
+    serde_json::from_value(args).map_err(|e| Error::InvalidArguments {
+        tool,
+        detail: e.to_string(),
     })
 }
 
-/// Runs the tool `name` with `args`. Blocking: call it off the async runtime.
-/// The caller has already checked that `name` is enabled.
-pub fn dispatch(ctx: &Ctx, name: &str, args: Value) -> Result<Output> {
-    debug_panic_hook(name);
-    match name {
-        "read_text_file" => read_text_file::run(ctx, params(name, args)?),
-        "read_media_file" => read_media_file::run(ctx, params(name, args)?),
-        "read_multiple_files" => read_multiple_files::run(ctx, params(name, args)?),
-        "write_file" => write_file::run(ctx, params(name, args)?),
-        "edit_file" => edit_file::run(ctx, params(name, args)?),
-        "create_directory" => create_directory::run(ctx, params(name, args)?),
-        "list_directory" => list_directory::run(ctx, params(name, args)?),
-        "list_directory_with_sizes" => list_directory_with_sizes::run(ctx, params(name, args)?),
-        "directory_tree" => directory_tree::run(ctx, params(name, args)?),
-        "move_file" => move_file::run(ctx, params(name, args)?),
-        "search_files" => search_files::run(ctx, params(name, args)?),
-        "get_file_info" => get_file_info::run(ctx, params(name, args)?),
-        "list_allowed_directories" => list_allowed_directories::run(ctx, params(name, args)?),
-        _ => Err(Error::Invalid(format!("Tool {name} not found"))),
-    }
+/// Runs `tool` with `args`. Blocking: call it off the async runtime.
+/// The caller has already checked that the tool is enabled.
+pub fn dispatch(ctx: &Ctx, tool: &Tool, args: Value) -> Result<Output> {
+    debug_panic_hook(tool.name);
+    (tool.run)(ctx, args)
 }
 
 /// Debug builds only: `TULS_DEBUG_PANIC_TOOL=<tool>` makes that tool panic,
@@ -106,134 +174,10 @@ fn debug_panic_hook(name: &str) {
     let _ = name;
 }
 
-/// Static metadata of one tool.
-pub struct Spec {
-    /// The tool name.
-    pub name: &'static str,
-    /// The human title.
-    pub title: &'static str,
-    /// The description, as the reference words it (adjusted where tuls differs).
-    pub description: &'static str,
-    /// readOnlyHint, idempotentHint, destructiveHint.
-    pub hints: (bool, bool, bool),
-    /// The input schema.
-    pub input: fn() -> Value,
-    /// Whether the output is a media block rather than text.
-    pub media: bool,
-}
-
 fn schema<T: JsonSchema + 'static>() -> Value {
     let s = rmcp::handler::server::common::schema_for_type::<T>();
     Value::Object((*s).clone())
 }
-
-/// The metadata of every tool, in `tools/list` order.
-pub const SPECS: &[Spec] = &[
-    Spec {
-        name: "read_text_file",
-        title: "Read Text File",
-        description: read_text_file::DESCRIPTION,
-        hints: (true, true, false),
-        input: schema::<read_text_file::Params>,
-        media: false,
-    },
-    Spec {
-        name: "read_media_file",
-        title: "Read Media File",
-        description: read_media_file::DESCRIPTION,
-        hints: (true, true, false),
-        input: schema::<read_media_file::Params>,
-        media: true,
-    },
-    Spec {
-        name: "read_multiple_files",
-        title: "Read Multiple Files",
-        description: read_multiple_files::DESCRIPTION,
-        hints: (true, true, false),
-        input: schema::<read_multiple_files::Params>,
-        media: false,
-    },
-    Spec {
-        name: "write_file",
-        title: "Write File",
-        description: write_file::DESCRIPTION,
-        hints: (false, true, true),
-        input: schema::<write_file::Params>,
-        media: false,
-    },
-    Spec {
-        name: "edit_file",
-        title: "Edit File",
-        description: edit_file::DESCRIPTION,
-        hints: (false, false, true),
-        input: schema::<edit_file::Params>,
-        media: false,
-    },
-    Spec {
-        name: "create_directory",
-        title: "Create Directory",
-        description: create_directory::DESCRIPTION,
-        hints: (false, true, false),
-        input: schema::<create_directory::Params>,
-        media: false,
-    },
-    Spec {
-        name: "list_directory",
-        title: "List Directory",
-        description: list_directory::DESCRIPTION,
-        hints: (true, true, false),
-        input: schema::<list_directory::Params>,
-        media: false,
-    },
-    Spec {
-        name: "list_directory_with_sizes",
-        title: "List Directory with Sizes",
-        description: list_directory_with_sizes::DESCRIPTION,
-        hints: (true, true, false),
-        input: schema::<list_directory_with_sizes::Params>,
-        media: false,
-    },
-    Spec {
-        name: "directory_tree",
-        title: "Directory Tree",
-        description: directory_tree::DESCRIPTION,
-        hints: (true, true, false),
-        input: schema::<directory_tree::Params>,
-        media: false,
-    },
-    Spec {
-        name: "move_file",
-        title: "Move File",
-        description: move_file::DESCRIPTION,
-        hints: (false, false, true),
-        input: schema::<move_file::Params>,
-        media: false,
-    },
-    Spec {
-        name: "search_files",
-        title: "Search Files",
-        description: search_files::DESCRIPTION,
-        hints: (true, true, false),
-        input: schema::<search_files::Params>,
-        media: false,
-    },
-    Spec {
-        name: "get_file_info",
-        title: "Get File Info",
-        description: get_file_info::DESCRIPTION,
-        hints: (true, true, false),
-        input: schema::<get_file_info::Params>,
-        media: false,
-    },
-    Spec {
-        name: "list_allowed_directories",
-        title: "List Allowed Directories",
-        description: list_allowed_directories::DESCRIPTION,
-        hints: (true, true, false),
-        input: schema::<list_allowed_directories::Params>,
-        media: false,
-    },
-];
 
 fn text_output_schema() -> Value {
     json!({
@@ -257,23 +201,57 @@ fn media_output_schema() -> Value {
 }
 
 /// The `tools/list` entry of a tool, as JSON.
-pub fn tool_json(spec: &Spec) -> Value {
-    let (read_only, idempotent, destructive) = spec.hints;
+pub fn tool_json(tool: &Tool) -> Value {
     let mut annotations = json!({
-        "title": spec.title,
-        "readOnlyHint": read_only,
-        "idempotentHint": idempotent,
+        "title": tool.title,
+        "readOnlyHint": tool.hints.read_only,
+        "idempotentHint": tool.hints.idempotent,
         "openWorldHint": false,
     });
-    if !read_only {
-        annotations["destructiveHint"] = json!(destructive);
+    if !tool.hints.read_only {
+        annotations["destructiveHint"] = json!(tool.hints.destructive);
     }
+    let output = match tool.output {
+        OutputKind::Text => text_output_schema(),
+        OutputKind::Media => media_output_schema(),
+    };
     json!({
-        "name": spec.name,
-        "title": spec.title,
-        "description": spec.description,
-        "inputSchema": (spec.input)(),
-        "outputSchema": if spec.media { media_output_schema() } else { text_output_schema() },
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": (tool.input)(),
+        "outputSchema": output,
         "annotations": annotations,
     })
+}
+
+/// The `tools/list` entries of the enabled tools, as rmcp's type. A tool
+/// whose entry does not fit rmcp's `Tool` is an error, never left out.
+pub fn list(enabled: impl Fn(&str) -> bool) -> Result<Vec<rmcp::model::Tool>, String> {
+    TOOLS
+        .iter()
+        .filter(|t| enabled(t.name))
+        .map(|t| {
+            serde_json::from_value(tool_json(t))
+                .map_err(|e| format!("tool {} cannot be listed: {e}", t.name))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_listed_and_named_once() {
+        let all = list(|_| true).expect("every tool lists");
+        assert_eq!(all.len(), TOOLS.len());
+        let mut names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TOOLS.len());
+        for t in TOOLS {
+            assert_eq!(find(t.name).map(|f| f.name), Some(t.name));
+        }
+    }
 }

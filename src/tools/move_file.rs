@@ -13,11 +13,29 @@ use rustix::fs::{AtFlags, RenameFlags};
 use rustix::io::Errno;
 use serde::Deserialize;
 
-use super::{Ctx, Output};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail and nothing changes. Works across different directories and can be used for simple renaming within the same directory. A symbolic link is moved as a link (its target stays where it is). Moves across filesystems are refused, never copied. Both source and destination must be within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Write,
+    title: "Move File",
+    description: DESCRIPTION,
+    hints: Hints {
+        read_only: false,
+        idempotent: false,
+        destructive: true,
+    },
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "move_file";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

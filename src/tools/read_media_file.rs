@@ -6,12 +6,27 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Ctx, Output};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
-use crate::file;
+use crate::fs::file;
+use crate::text::fmt::file_uri;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Read,
+    title: "Read Media File",
+    description: DESCRIPTION,
+    hints: Hints::READ_ONLY,
+    input: schema::<Params>,
+    output: OutputKind::Media,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "read_media_file";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -42,42 +57,10 @@ fn mime_for(name: &str) -> (&'static str, &'static str) {
     }
 }
 
-/// Percent-encodes a path for a `file://` URI as Node's `pathToFileURL` does.
-fn file_uri(path: &str) -> String {
-    let mut out = String::from("file://");
-    for b in path.bytes() {
-        match b {
-            b'A'..=b'Z'
-            | b'a'..=b'z'
-            | b'0'..=b'9'
-            | b'/'
-            | b'-'
-            | b'.'
-            | b'_'
-            | b'~'
-            | b'!'
-            | b'$'
-            | b'&'
-            | b'\''
-            | b'('
-            | b')'
-            | b'*'
-            | b'+'
-            | b','
-            | b';'
-            | b'='
-            | b':'
-            | b'@' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
 /// Reads the file and builds the block.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
-    let bytes = file::read_all(&t.root.dir, &t.rel(), &p.path, ctx.limits.max_read_bytes)?;
+    let bytes = file::read_all(&t, ctx.limits.max_read_bytes)?;
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let leaf = t.segs.last().map(String::as_str).unwrap_or("");
     let (mime, kind) = mime_for(leaf);
@@ -99,11 +82,5 @@ mod tests {
         assert_eq!(mime_for("a.mp3"), ("audio/mpeg", "audio"));
         assert_eq!(mime_for("doc.pdf").1, "resource");
         assert_eq!(mime_for("noext").1, "resource");
-    }
-
-    #[test]
-    fn uri_encoding() {
-        assert_eq!(file_uri("/b/with space.txt"), "file:///b/with%20space.txt");
-        assert_eq!(file_uri("/b/é#?%"), "file:///b/%C3%A9%23%3F%25");
     }
 }

@@ -4,12 +4,26 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Ctx, Output};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
-use crate::file;
+use crate::fs::file;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Read,
+    title: "Read Multiple Files",
+    description: DESCRIPTION,
+    hints: Hints::READ_ONLY,
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "read_multiple_files";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -24,17 +38,17 @@ pub struct Params {
 /// joined by `\n---\n`.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     if p.paths.is_empty() {
-        return Err(Error::Invalid(
-            "Invalid arguments for tool read_multiple_files: paths must hold at least 1 item"
-                .to_owned(),
-        ));
+        return Err(Error::EmptyList {
+            tool: NAME,
+            field: "paths",
+        });
     }
     let max = ctx.limits.max_paths_per_batch;
     if p.paths.len() > max {
-        return Err(Error::Limit(format!(
-            "Too many paths: {} given, the limit is {max} per call",
-            p.paths.len()
-        )));
+        return Err(Error::TooManyPaths {
+            given: p.paths.len(),
+            limit: max,
+        });
     }
     let mut budget = ctx.limits.max_batch_bytes;
     // One output string, appended to in place: each file's bytes are held
@@ -42,7 +56,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let mut out = String::new();
     for (i, path) in p.paths.iter().enumerate() {
         if ctx.cancel.is_cancelled() {
-            return Err(Error::Invalid("The request was cancelled".to_owned()));
+            return Err(Error::Cancelled);
         }
         if i > 0 {
             out.push_str("\n---\n");
@@ -51,7 +65,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         let read = ctx
             .scope
             .resolve(path)
-            .and_then(|t| file::read_all(&t.root.dir, &t.rel(), path, limit));
+            .and_then(|t| file::read_all(&t, limit));
         match read {
             Ok(bytes) => {
                 budget = budget.saturating_sub(bytes.len() as u64);

@@ -1,22 +1,34 @@
 //! `search_files`: glob search by relative path, never descending through a
 //! symlink; bounded. Touches: scope, tree, glob.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::list_directory::open_target_dir;
-use super::{Ctx, Output};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
-use crate::glob::{ExcludeStyle, Excludes, Pattern};
+use crate::fs::scope::join_display;
+use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
+use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
-use crate::scope::join_display;
-use crate::tree::{self, Item, ParVisitor};
-use crate::walk::{self, Entry, Kind};
+use crate::text::glob::{ExcludeStyle, Excludes, Pattern};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the 'path' argument. Use pattern like '*.ext' to match files in that directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Symbolic links are matched by name but never descended into. Great for finding files when you don't know their exact location. Only searches within allowed directories.";
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Read,
+    title: "Search Files",
+    description: DESCRIPTION,
+    hints: Hints::READ_ONLY,
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "search_files";
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -40,10 +52,9 @@ struct Search<'a> {
     /// directory but stays inside the root is still found.
     root: &'a cap_std::fs::Dir,
     start: &'a str,
-    /// Bytes of the matches so far; past [`MAX_WALK_TEXT_BYTES`] the walk
-    /// stops (a match is a whole path, so depth multiplies its size).
-    bytes: AtomicUsize,
-    full: AtomicBool,
+    /// Bytes of the matches; past [`MAX_WALK_TEXT_BYTES`] the walk stops (a
+    /// match is a whole path, so depth multiplies its size).
+    budget: TextBudget,
 }
 
 impl ParVisitor for Search<'_> {
@@ -66,16 +77,14 @@ impl ParVisitor for Search<'_> {
         if !hit {
             return Some(None);
         }
-        let len = self.base.len() + 1 + rel.len() + 1;
-        if self.bytes.fetch_add(len, Ordering::Relaxed) + len > MAX_WALK_TEXT_BYTES {
-            self.full.store(true, Ordering::Relaxed);
+        if !self.budget.take(self.base.len() + 1 + rel.len() + 1) {
             return Some(None);
         }
         Some(Some(format!("{}/{rel}", self.base)))
     }
 
     fn full(&self) -> bool {
-        self.full.load(Ordering::Relaxed)
+        self.budget.is_full()
     }
 }
 
@@ -112,8 +121,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         base,
         root: &t.root.dir,
         start: start.trim_end_matches('/'),
-        bytes: AtomicUsize::new(0),
-        full: AtomicBool::new(false),
+        budget: TextBudget::new(MAX_WALK_TEXT_BYTES),
     };
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
     let mut found = Vec::new();
@@ -124,8 +132,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         found.join("\n")
     };
     if let Some(t) = truncated {
-        text.push_str("\n\n");
-        text.push_str(&walk::truncation_note(t));
+        text.push_str(&crate::text::fmt::truncation_note(t));
     }
     Ok(Output::Text(text))
 }

@@ -15,6 +15,7 @@ use cap_fs_ext::FileTypeExt;
 use cap_std::fs::{Dir, File, FileType, MetadataExt, OpenOptions, OpenOptionsExt};
 
 use crate::error::{Error, Result};
+use crate::fs::scope::Target;
 
 const CHUNK: usize = 64 * 1024;
 
@@ -35,9 +36,15 @@ pub fn kind_name(ft: FileType) -> &'static str {
     }
 }
 
-/// Opens `rel` beneath `dir` for reading, refusing anything but a regular file.
-/// Returns the file and its size.
-pub fn open_regular(dir: &Dir, rel: &str, given: &str) -> Result<(File, u64)> {
+/// Opens the file `t` names for reading, refusing anything but a regular
+/// file. Returns the file and its size.
+pub fn open_regular(t: &Target) -> Result<(File, u64)> {
+    open_regular_in(&t.root.dir, &t.rel(), &t.given)
+}
+
+/// [`open_regular`] of `rel` beneath `dir`, for the writer, which reads
+/// through the parent directory it will replace the file in.
+pub(crate) fn open_regular_in(dir: &Dir, rel: &str, given: &str) -> Result<(File, u64)> {
     let md = dir
         .metadata(rel)
         .map_err(|e| Error::io("open", given, &e))?;
@@ -66,9 +73,14 @@ pub fn open_regular(dir: &Dir, rel: &str, given: &str) -> Result<(File, u64)> {
     Ok((file, fmd.len()))
 }
 
-/// Reads a whole regular file of at most `limit` bytes.
-pub fn read_all(dir: &Dir, rel: &str, given: &str, limit: u64) -> Result<Vec<u8>> {
-    let (file, size) = open_regular(dir, rel, given)?;
+/// Reads the whole regular file `t` names, of at most `limit` bytes.
+pub fn read_all(t: &Target, limit: u64) -> Result<Vec<u8>> {
+    read_all_in(&t.root.dir, &t.rel(), &t.given, limit)
+}
+
+/// [`read_all`] of `rel` beneath `dir` (see [`open_regular_in`]).
+pub(crate) fn read_all_in(dir: &Dir, rel: &str, given: &str, limit: u64) -> Result<Vec<u8>> {
+    let (file, size) = open_regular_in(dir, rel, given)?;
     let too_large = |size| Error::TooLarge {
         path: given.to_owned(),
         size,
@@ -89,12 +101,13 @@ pub fn read_all(dir: &Dir, rel: &str, given: &str, limit: u64) -> Result<Vec<u8>
 }
 
 /// The first `n` lines, as the reference's `head` returns them.
-pub fn read_head(dir: &Dir, rel: &str, given: &str, n: f64, limit: u64) -> Result<String> {
+pub fn read_head(t: &Target, n: f64, limit: u64) -> Result<String> {
+    let given = t.given.as_str();
     if n <= 0.0 || n.is_nan() {
         return Ok(String::new());
     }
     let want = n.ceil().min(u64::MAX as f64) as u64;
-    let (mut file, _) = open_regular(dir, rel, given)?;
+    let (mut file, _) = open_regular(t)?;
     let mut buf = Vec::new();
     let mut newlines = 0u64;
     let mut chunk = vec![0u8; CHUNK];
@@ -120,12 +133,13 @@ pub fn read_head(dir: &Dir, rel: &str, given: &str, n: f64, limit: u64) -> Resul
 
 /// The last `n` lines, as the reference's `tail` returns them. Reads only
 /// from the end of the file.
-pub fn read_tail(dir: &Dir, rel: &str, given: &str, n: f64, limit: u64) -> Result<String> {
+pub fn read_tail(t: &Target, n: f64, limit: u64) -> Result<String> {
+    let given = t.given.as_str();
     if n < 0.0 || n.is_nan() {
         return Ok(String::new());
     }
     let want = n.trunc().min(u64::MAX as f64) as u64;
-    let (mut file, size) = open_regular(dir, rel, given)?;
+    let (mut file, size) = open_regular(t)?;
     if want == 0 {
         // The reference's slice(-0) keeps every line.
         if size > limit {
@@ -169,9 +183,10 @@ pub fn read_tail(dir: &Dir, rel: &str, given: &str, n: f64, limit: u64) -> Resul
 }
 
 fn scan_limit(given: &str, limit: u64) -> Error {
-    Error::Limit(format!(
-        "Refusing to scan more than {limit} bytes of '{given}' for lines; ask for fewer lines"
-    ))
+    Error::ScanLimit {
+        path: given.to_owned(),
+        limit,
+    }
 }
 
 /// Complete lines (split on `\n`) plus a non-empty final partial line; the

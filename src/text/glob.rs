@@ -16,34 +16,38 @@ fn build(pattern: &str) -> Result<globset::Glob> {
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map_err(|e| Error::Invalid(format!("Invalid glob pattern '{pattern}': {}", e.kind())))
+        .map_err(|e| Error::InvalidGlob {
+            pattern: pattern.to_owned(),
+            reason: e.kind().to_string(),
+        })
 }
 
 fn check_sizes(patterns: &[String], max_bytes: usize, max_count: usize) -> Result<()> {
     if patterns.len() > max_count {
-        return Err(Error::Limit(format!(
-            "Too many exclude patterns: {} given, the limit is {max_count}",
-            patterns.len()
-        )));
+        return Err(Error::TooManyPatterns {
+            given: patterns.len(),
+            limit: max_count,
+        });
     }
     for p in patterns {
         check_one(p, max_bytes)?;
     }
     let total: usize = patterns.iter().map(String::len).sum();
     if total > MAX_PATTERN_TOTAL_BYTES {
-        return Err(Error::Limit(format!(
-            "Exclude patterns too long together: {total} bytes, the limit is {MAX_PATTERN_TOTAL_BYTES}"
-        )));
+        return Err(Error::PatternsTooLong {
+            total,
+            limit: MAX_PATTERN_TOTAL_BYTES,
+        });
     }
     Ok(())
 }
 
 fn check_one(p: &str, max_bytes: usize) -> Result<()> {
     if p.len() > max_bytes {
-        return Err(Error::Limit(format!(
-            "Glob pattern too long: {} bytes, the limit is {max_bytes}",
-            p.len()
-        )));
+        return Err(Error::PatternTooLong {
+            len: p.len(),
+            limit: max_bytes,
+        });
     }
     // Nested braces multiply the alternatives globset compiles; keep them flat.
     let mut depth = 0usize;
@@ -53,18 +57,20 @@ fn check_one(p: &str, max_bytes: usize) -> Result<()> {
             '{' => {
                 depth += 1;
                 if depth > MAX_BRACE_DEPTH {
-                    return Err(Error::Limit(format!(
-                        "Glob pattern too complex: braces nest deeper than {MAX_BRACE_DEPTH} in '{p}'"
-                    )));
+                    return Err(Error::PatternTooComplex {
+                        pattern: p.to_owned(),
+                        why: format!("braces nest deeper than {MAX_BRACE_DEPTH}"),
+                    });
                 }
             }
             '}' => depth = depth.saturating_sub(1),
             ',' if depth > 0 => {
                 alternatives += 1;
                 if alternatives > MAX_BRACE_ALTERNATIVES {
-                    return Err(Error::Limit(format!(
-                        "Glob pattern too complex: more than {MAX_BRACE_ALTERNATIVES} alternatives in '{p}'"
-                    )));
+                    return Err(Error::PatternTooComplex {
+                        pattern: p.to_owned(),
+                        why: format!("more than {MAX_BRACE_ALTERNATIVES} alternatives"),
+                    });
                 }
             }
             _ => {}
@@ -87,7 +93,10 @@ impl Pattern {
         let set = GlobSetBuilder::new()
             .add(build(pattern)?)
             .build()
-            .map_err(|e| Error::Invalid(format!("Invalid glob pattern '{pattern}': {e}")))?;
+            .map_err(|e| Error::InvalidGlob {
+                pattern: pattern.to_owned(),
+                reason: e.to_string(),
+            })?;
         Ok(Self(Some(set)))
     }
 
@@ -132,9 +141,9 @@ impl Excludes {
                 b.add(build(&format!("**/{p}/**"))?);
             }
         }
-        let set = b
-            .build()
-            .map_err(|e| Error::Invalid(format!("Invalid exclude pattern: {e}")))?;
+        let set = b.build().map_err(|e| Error::InvalidExclude {
+            reason: e.to_string(),
+        })?;
         Ok(Self(set))
     }
 

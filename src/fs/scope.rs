@@ -12,12 +12,19 @@
 //! percent-decoding, no Unicode normalization, no `~` expansion. Repeated
 //! slashes are collapsed, which the kernel does too.
 //!
-//! May touch: the root handles, only to open client roots beneath them.
+//! Each tool call resolves against one [`Snapshot`] of the roots, taken
+//! when the call starts: a change of client roots during the call does not
+//! affect it.
+//!
+//! May touch: the root handles, to open directories beneath them
+//! ([`Target::open_dir`], the one way to open a directory a client names).
 
 use std::sync::{Arc, RwLock};
 
+use cap_std::fs::Dir;
+
 use crate::error::{Error, Result};
-use crate::roots::Root;
+use crate::fs::roots::Root;
 
 /// A resolved client path: a root and the components beneath it.
 #[derive(Debug, Clone)]
@@ -43,6 +50,16 @@ impl Target {
             s.push('/');
         }
         s
+    }
+
+    /// Opens the directory this target names beneath its root (following
+    /// in-root symlinks, as the kernel's beneath resolution allows). `op`
+    /// names the operation in an error (`scandir`, `open`).
+    pub fn open_dir(&self, op: &'static str) -> Result<Dir> {
+        self.root
+            .dir
+            .open_dir(self.rel())
+            .map_err(|e| Error::io(op, &self.given, &e))
     }
 
     /// An absolute spelling under the root's display path, for output.
@@ -116,26 +133,37 @@ impl Scope {
     }
 
     /// The roots in force now (the CLI roots, or the client roots that lie
-    /// beneath them).
-    pub fn roots(&self) -> Arc<Vec<Arc<Root>>> {
-        match self.effective.read() {
-            Ok(g) => g.clone(),
-            Err(p) => p.into_inner().clone(),
+    /// beneath them), for one call.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            roots: crate::sync::read(&self.effective).clone(),
+            max_path_bytes: self.max_path_bytes,
         }
     }
 
-    /// Replaces the roots in force.
+    /// Replaces the roots in force; calls already running keep their
+    /// snapshot.
     pub fn set_roots(&self, roots: Vec<Arc<Root>>) {
-        let roots = Arc::new(roots);
-        match self.effective.write() {
-            Ok(mut g) => *g = roots,
-            Err(p) => *p.into_inner() = roots,
-        }
+        *crate::sync::write(&self.effective) = Arc::new(roots);
+    }
+}
+
+/// The roots one call resolves against, fixed when the call starts.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    roots: Arc<Vec<Arc<Root>>>,
+    max_path_bytes: usize,
+}
+
+impl Snapshot {
+    /// The roots of this snapshot.
+    pub fn roots(&self) -> &[Arc<Root>] {
+        &self.roots
     }
 
-    /// Resolves a client path against the roots in force.
+    /// Resolves a client path against this snapshot's roots.
     pub fn resolve(&self, path: &str) -> Result<Target> {
-        resolve_in(&self.roots(), path, self.max_path_bytes)
+        resolve_in(&self.roots, path, self.max_path_bytes)
     }
 }
 
@@ -155,9 +183,9 @@ pub fn resolve_in(roots: &[Arc<Root>], path: &str, max_path_bytes: usize) -> Res
         });
     }
     if is_windows_drive(path) {
-        return Err(Error::Invalid(format!(
-            "Access denied - Windows-style path received on a POSIX host: {path}"
-        )));
+        return Err(Error::WindowsPath {
+            path: path.to_owned(),
+        });
     }
     let trailing_slash = path.len() > 1 && path.ends_with('/');
     let segs: Vec<&str> = split(path);
@@ -224,36 +252,7 @@ fn is_windows_drive(p: &str) -> bool {
 }
 
 fn shorten(p: &str) -> String {
-    let mut end = 64.min(p.len());
-    while !p.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &p[..end])
-}
-
-/// Parses a `file://` root URI into an absolute path (percent-decoded: a URI
-/// is encoded by definition, unlike a tool's path argument).
-pub fn file_uri_path(uri: &str) -> Option<String> {
-    let rest = uri.strip_prefix("file://")?;
-    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
-    if !rest.starts_with('/') {
-        return None;
-    }
-    let bytes = rest.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let s = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(s, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    format!("{}...", crate::text::fmt::cut(p, 64))
 }
 
 #[cfg(test)]
@@ -262,7 +261,7 @@ mod tests {
 
     /// A root named `display` (resolution here is pure; the handle is `/`).
     fn root(display: &str) -> Arc<Root> {
-        let opened = crate::roots::open(std::path::Path::new("/")).expect("open /");
+        let opened = crate::fs::roots::open(std::path::Path::new("/")).expect("open /");
         Arc::new(Root {
             display: display.to_owned(),
             resolved: None,
@@ -353,13 +352,5 @@ mod tests {
             resolve_in(&roots, "/x/root/a/./b", 4096).unwrap().display(),
             "/x/root/a/b"
         );
-    }
-
-    #[test]
-    fn file_uris() {
-        assert_eq!(file_uri_path("file:///a%20b/c").as_deref(), Some("/a b/c"));
-        assert_eq!(file_uri_path("file://localhost/a").as_deref(), Some("/a"));
-        assert_eq!(file_uri_path("http://x/a"), None);
-        assert_eq!(file_uri_path("file:///a%zz"), None);
     }
 }

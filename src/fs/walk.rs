@@ -5,7 +5,7 @@
 //! caller owns (type from `d_type`; `lstat` — `fstatat(AT_SYMLINK_NOFOLLOW)`
 //! on one entry name — only when the kernel does not say or when sizes are
 //! asked for), and the bounds of a walk. The walks themselves are in
-//! [`crate::tree`].
+//! [`crate::fs::tree`].
 //!
 //! May touch: directory fds opened beneath a root, by single entry names
 //! only (names from `getdents`, never `.` or `..`, never containing `/`).
@@ -19,6 +19,7 @@ use rustix::fs::{AtFlags, FileType, RawDir};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
+pub use crate::text::fmt::Truncation;
 
 /// What an entry is, never following a symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,30 +145,4 @@ pub struct WalkLimits {
     pub max_depth: usize,
     /// Stops the walk when cancelled.
     pub cancel: CancellationToken,
-}
-
-/// Why a walk's result is incomplete.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Truncation {
-    /// The entry cap was reached.
-    Entries(usize),
-    /// Some directory lay deeper than the depth cap.
-    Depth(usize),
-    /// The reply reached its size limit, in bytes.
-    Text(usize),
-}
-
-/// A note appended to a truncated result.
-pub fn truncation_note(t: Truncation) -> String {
-    match t {
-        Truncation::Entries(n) => format!(
-            "[truncated: stopped after {n} entries (--max-entries); narrow the path or add excludePatterns]"
-        ),
-        Truncation::Depth(n) => format!(
-            "[truncated: directories deeper than {n} levels were not descended (--max-depth)]"
-        ),
-        Truncation::Text(n) => format!(
-            "[truncated: the result reached the {n}-byte reply limit; narrow the path or add excludePatterns]"
-        ),
-    }
 }

@@ -25,8 +25,8 @@ use cap_std::fs::PermissionsExt;
 use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permissions};
 
 use crate::error::{Error, Result};
-use crate::file;
-use crate::scope::Target;
+use crate::fs::file;
+use crate::fs::scope::Target;
 
 /// Bytes of the target's name kept in a temp file's name, so the whole name
 /// (`.` + name + `.tuls-` + 16 hex + `.tmp`) stays under `NAME_MAX` (255).
@@ -190,6 +190,12 @@ impl Dest {
         })
     }
 
+    /// Reads the current file, of at most `limit` bytes, through the
+    /// parent handle the write will go through.
+    pub fn read_all(&self, limit: u64) -> Result<Vec<u8>> {
+        file::read_all_in(&self.parent, &self.leaf, &self.given, limit)
+    }
+
     /// The directory the file lives in (opened beneath its root).
     pub fn dir(&self) -> &Dir {
         &self.parent
@@ -341,14 +347,10 @@ fn temp_name(leaf: &str) -> Result<String> {
         path: String::new(),
         kind: e.to_string(),
     })?;
-    let mut keep = leaf.len().min(TEMP_NAME_KEEP);
-    while !leaf.is_char_boundary(keep) {
-        keep -= 1;
-    }
     let hex: String = rand.iter().map(|b| format!("{b:02x}")).collect();
     Ok(format!(
         ".{}.tuls-{hex}.tmp",
-        leaf.get(..keep).unwrap_or_default()
+        crate::text::fmt::cut(leaf, TEMP_NAME_KEEP)
     ))
 }
 
@@ -367,14 +369,14 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::roots::Root;
-    use crate::scope::resolve_in;
+    use crate::fs::roots::Root;
+    use crate::fs::scope::resolve_in;
 
     /// A temp directory opened as a root (through `roots::open`, the one
     /// ambient-authority site), and the std path to inspect it.
     fn root() -> (tempfile::TempDir, Arc<Root>) {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let root = Arc::new(crate::roots::open(tmp.path()).expect("open root"));
+        let root = Arc::new(crate::fs::roots::open(tmp.path()).expect("open root"));
         (tmp, root)
     }
 

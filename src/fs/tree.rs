@@ -20,8 +20,8 @@ use rayon::prelude::*;
 use rustix::fs::{Mode, OFlags};
 
 use crate::error::{Error, Result};
+use crate::fs::walk::{self, Entry, Kind, Truncation, WalkLimits};
 use crate::limits::MAX_WALK_DEPTH_CEILING;
-use crate::walk::{self, Entry, Kind, Truncation, WalkLimits};
 
 /// One visited entry, with what the visitor made of it, and for a directory
 /// that was descended into, its children.
@@ -49,6 +49,43 @@ pub trait ParVisitor: Sync {
     /// spent); the walk then stops, as when it is cancelled.
     fn full(&self) -> bool {
         false
+    }
+}
+
+/// A byte budget for a walk's reply text, shared by the walk threads: a
+/// visitor takes what each entry will cost, and once the budget is spent the
+/// walk stops and its result says it was cut
+/// ([`Truncation::Text`](crate::text::fmt::Truncation::Text)).
+#[derive(Debug)]
+pub struct TextBudget {
+    used: AtomicUsize,
+    full: AtomicBool,
+    max: usize,
+}
+
+impl TextBudget {
+    /// A budget of `max` bytes.
+    pub fn new(max: usize) -> Self {
+        Self {
+            used: AtomicUsize::new(0),
+            full: AtomicBool::new(false),
+            max,
+        }
+    }
+
+    /// Takes `n` bytes; `false` (and the budget is spent from now on) when
+    /// they do not fit.
+    pub fn take(&self, n: usize) -> bool {
+        if self.used.fetch_add(n, Ordering::Relaxed) + n > self.max {
+            self.full.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Whether the budget is spent.
+    pub fn is_full(&self) -> bool {
+        self.full.load(Ordering::Relaxed)
     }
 }
 
@@ -104,13 +141,13 @@ pub fn collect<V: ParVisitor>(
         .map_err(|e| Error::io("scandir", ".", &std::io::Error::from(e)))?;
     let walk = || walk_dir(start, "", 1, visitor, &shared);
     let Some(pool) = pool() else {
-        return Err(Error::Invalid(
+        return Err(Error::Internal(
             "Cannot walk the tree: the walk threads could not be started".to_owned(),
         ));
     };
     let items = pool.install(walk);
     if limits.cancel.is_cancelled() {
-        return Err(Error::Invalid("The request was cancelled".to_owned()));
+        return Err(Error::Cancelled);
     }
     let truncated = if visitor.full() {
         Some(Truncation::Text(crate::limits::MAX_WALK_TEXT_BYTES))

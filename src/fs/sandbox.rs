@@ -12,7 +12,7 @@ use landlock::{
     RulesetCreatedAttr, RulesetStatus,
 };
 
-use crate::roots::Root;
+use crate::fs::roots::Root;
 
 /// What confinement is in force.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -107,7 +107,7 @@ mod tests {
         read_only: bool,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> (Status, T) {
-        let root = crate::roots::open(root).expect("open root");
+        let root = crate::fs::roots::open(root).expect("open root");
         std::thread::spawn(move || {
             let status = restrict(&[&root], read_only).expect("restrict");
             (status, f())

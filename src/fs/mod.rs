@@ -1,0 +1,17 @@
+//! The capability core: everything that touches the filesystem.
+//!
+//! Owns: the allowed roots ([`roots`], the one ambient-authority site), the
+//! one resolver from a client path to a [`scope::Target`] ([`scope`]),
+//! opening and reading regular files ([`file`]), listing and walking
+//! directories without following symlinks ([`walk`], [`tree`]), the one
+//! writer ([`atomic`]), and Landlock ([`sandbox`]).
+//! May touch: the root `Dir` handles, and nothing by an ambient path after
+//! startup. Knows nothing of MCP or JSON.
+
+pub mod atomic;
+pub mod file;
+pub mod roots;
+pub mod sandbox;
+pub mod scope;
+pub mod tree;
+pub mod walk;

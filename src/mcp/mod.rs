@@ -1,0 +1,12 @@
+//! The MCP edge: everything that knows about JSON-RPC and MCP.
+//!
+//! Owns: the rmcp server handler ([`server`]), stdio framing and the one
+//! reply writer ([`stdio`]), the mapping of tool results and errors to MCP
+//! replies ([`reply`]), and client roots ([`roots`]).
+//! May touch: stdin and stdout; the filesystem only through [`crate::tools`]
+//! and the root handles of [`crate::fs`].
+
+pub mod reply;
+pub mod roots;
+pub mod server;
+pub mod stdio;

@@ -1,0 +1,538 @@
+//! stdio: bounded request lines in, replies serialized straight to stdout.
+//!
+//! Owns: framing, and the one reply writer. [`serve`] runs a whole session
+//! and owns the writer thread's life: it starts it, serves, stops the
+//! runtime, and only then waits for every queued reply to be written, so no
+//! caller has a shutdown step to remember.
+//!
+//! Reading: each line is read with at most `max` bytes kept (rmcp's own
+//! reader drops an oversized line without a reply, and its writer locks per
+//! message, so tuls keeps this one). A longer line is discarded, never
+//! buffered past the bound, and answered with a JSON-RPC error at the
+//! request's top-level `id` when its first bytes show one. A line that is
+//! not a JSON-RPC message is logged and skipped, as the reference does.
+//! Each message is shown to an observer in wire order before it is handed
+//! on (client roots use it; see [`super::roots::ClientRoots::observe`]).
+//!
+//! Writing: one writer thread serializes each message directly into a
+//! buffered, locked stdout, so a 20 MiB reply is never copied into a second
+//! whole-message buffer, and flushes when its queue runs dry. A successful
+//! tool result gets its `structuredContent` written from its one content
+//! block ([`super::reply::mirrors`]), so the text is held once.
+//! May touch: stdin and stdout.
+
+use std::io::Write as _;
+
+use rmcp::model::{CallToolResult, ErrorCode, ErrorData, JsonRpcMessage, RequestId, ServerResult};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::{RoleServer, ServiceExt};
+use serde::Serialize;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+use super::reply::mirrors;
+use super::server::Server;
+use crate::text::fmt::Counted;
+
+#[derive(Serialize)]
+struct Envelope<'a, R> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: R,
+}
+
+#[derive(Serialize)]
+struct Mirrored<'a> {
+    #[serde(flatten)]
+    result: &'a CallToolResult,
+    #[serde(rename = "structuredContent")]
+    structured: Mirror<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Mirror<'a> {
+    Text {
+        content: &'a str,
+    },
+    Block {
+        content: [&'a rmcp::model::ContentBlock; 1],
+    },
+}
+
+/// Serializes one message; a successful tool result gets its
+/// `structuredContent` written from its one content block.
+fn write_message<W: std::io::Write>(
+    out: &mut W,
+    item: &TxJsonRpcMessage<RoleServer>,
+) -> std::io::Result<()> {
+    if let JsonRpcMessage::Response(resp) = item
+        && let ServerResult::CallToolResult(r) = &resp.result
+        && mirrors(r)
+        && let Some(block) = r.content.first()
+    {
+        let structured = match block.as_text() {
+            Some(t) => Mirror::Text { content: &t.text },
+            None => Mirror::Block { content: [block] },
+        };
+        let env = Envelope {
+            jsonrpc: "2.0",
+            id: &resp.id,
+            result: Mirrored {
+                result: r,
+                structured,
+            },
+        };
+        return serde_json::to_writer(out, &env).map_err(std::io::Error::other);
+    }
+    serde_json::to_writer(out, item).map_err(std::io::Error::other)
+}
+
+/// How many bytes of an oversized line are kept to look for its id.
+const ID_PREFIX: usize = 4096;
+
+/// Messages queued for the writer thread before `send` waits.
+const WRITE_QUEUE: usize = 1024;
+
+/// A reply at least this big is followed by the `after_large_reply` hook
+/// (the binary hands free heap pages back to the kernel there).
+const LARGE_REPLY: u64 = 1 << 20;
+
+/// What the writer thread writes: one line each. (The message variant is
+/// the common one; boxing it would cost an allocation per reply.)
+#[allow(clippy::large_enum_variant)]
+enum Out {
+    /// A message from the service.
+    Message(TxJsonRpcMessage<RoleServer>),
+    /// An error reply whose request id could not be read (`id: null`).
+    NullIdError(ErrorData),
+}
+
+/// Process-level hooks the binary supplies (the library has no `unsafe`).
+#[derive(Debug, Clone, Copy)]
+pub struct Hooks {
+    /// Called after a reply of 1 MiB or more has been written and freed.
+    pub after_large_reply: fn(),
+}
+
+/// Serves one MCP session over stdin/stdout on `runtime`, with request
+/// lines bounded to `max_request_bytes`, until the client goes away. Every
+/// queued reply is written before this returns.
+pub fn serve(
+    runtime: tokio::runtime::Runtime,
+    server: Server,
+    max_request_bytes: usize,
+    hooks: Hooks,
+) -> Result<(), String> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Out>(WRITE_QUEUE);
+    let writer = std::thread::Builder::new()
+        .name("tuls-stdout".to_owned())
+        .spawn(move || write_loop(rx, hooks))
+        .map_err(|e| format!("cannot start the stdout writer: {e}"))?;
+    let roots = server.client_roots();
+    let transport = Stdio {
+        lines: LineReader::new(tokio::io::stdin(), max_request_bytes),
+        tx,
+        max: max_request_bytes,
+        observe: Box::new(move |msg| roots.observe(msg)),
+    };
+    let result = runtime.block_on(async move {
+        let service = match server.serve(transport).await {
+            Ok(service) => service,
+            // stdin closed before a client said anything (Ctrl-D, or a
+            // client that gave up): nothing went wrong.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(e.to_string()),
+        };
+        service.waiting().await.map_err(|e| e.to_string())?;
+        Ok(())
+    });
+    // Stopping the runtime drops every sender of the queue; the writer then
+    // writes out what is queued and ends.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    let _ = writer.join();
+    result
+}
+
+fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
+    let mut out = Counted::new(std::io::BufWriter::with_capacity(
+        64 * 1024,
+        std::io::stdout().lock(),
+    ));
+    while let Some(first) = rx.blocking_recv() {
+        let mut next = Some(first);
+        while let Some(item) = next.take() {
+            let before = out.count;
+            let written = match &item {
+                Out::Message(msg) => write_message(&mut out, msg),
+                Out::NullIdError(error) => serde_json::to_writer(
+                    &mut out,
+                    &serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error}),
+                )
+                .map_err(std::io::Error::other),
+            };
+            drop(item);
+            if written.and_then(|()| out.write_all(b"\n")).is_err() {
+                return;
+            }
+            if out.count - before >= LARGE_REPLY {
+                (hooks.after_large_reply)();
+            }
+            next = rx.try_recv().ok();
+        }
+        if out.flush().is_err() {
+            return;
+        }
+    }
+    let _ = out.flush();
+}
+
+/// Sees each incoming message in wire order, before the service does.
+type Observer = Box<dyn Fn(&RxJsonRpcMessage<RoleServer>) + Send + Sync>;
+
+/// The server side of stdio.
+struct Stdio {
+    lines: LineReader<tokio::io::Stdin>,
+    tx: tokio::sync::mpsc::Sender<Out>,
+    max: usize,
+    observe: Observer,
+}
+
+/// One line read by [`LineReader::next_line`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line (without its `\n`).
+    Complete(Vec<u8>),
+    /// A line longer than the bound; only its first bytes are kept.
+    Oversized(Vec<u8>),
+}
+
+/// Splits input into bounded lines.
+///
+/// Cancel-safe: rmcp drops the `receive` future when another event wins a
+/// `select!`, so every byte consumed from the reader is recorded in `self`
+/// before the next `await`, and a dropped call resumes where it stopped.
+pub struct LineReader<R> {
+    reader: BufReader<R>,
+    buf: Vec<u8>,
+    oversized: bool,
+    max: usize,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// Reads lines from `reader`, keeping at most `max` bytes of each.
+    pub fn new(reader: R, max: usize) -> Self {
+        Self {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            buf: Vec::new(),
+            oversized: false,
+            max,
+        }
+    }
+
+    /// The next line, or `None` at end of input.
+    pub async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+        loop {
+            // The only await point; `fill_buf` is cancel-safe.
+            let avail = self.reader.fill_buf().await?;
+            if avail.is_empty() {
+                if self.buf.is_empty() && !self.oversized {
+                    return Ok(None);
+                }
+                return Ok(Some(self.take()));
+            }
+            let (chunk, used, done) = match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => (avail.get(..i).unwrap_or(&[]), i + 1, true),
+                None => (avail, avail.len(), false),
+            };
+            if !self.oversized && self.buf.len() + chunk.len() > self.max {
+                self.oversized = true;
+                let keep = ID_PREFIX.saturating_sub(self.buf.len()).min(chunk.len());
+                self.buf.extend_from_slice(chunk.get(..keep).unwrap_or(&[]));
+            } else if !self.oversized {
+                self.buf.extend_from_slice(chunk);
+            }
+            self.reader.consume(used);
+            if done {
+                return Ok(Some(self.take()));
+            }
+        }
+    }
+
+    fn take(&mut self) -> Line {
+        let buf = std::mem::take(&mut self.buf);
+        if std::mem::replace(&mut self.oversized, false) {
+            Line::Oversized(buf)
+        } else {
+            Line::Complete(buf)
+        }
+    }
+}
+
+/// The `id` of a JSON-RPC request from the first bytes of its line: only a
+/// key of the top-level object counts (an `"id"` inside the params is
+/// skipped). `None` when no top-level id is seen in `prefix`, or it is not
+/// a plain number or string.
+pub fn top_level_id(prefix: &[u8]) -> Option<RequestId> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    let mut expect_key = false;
+    while let Some(&b) = prefix.get(i) {
+        match b {
+            b'{' => {
+                depth += 1;
+                expect_key = depth == 1;
+            }
+            b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' => expect_key = depth == 1,
+            b'"' => {
+                let end = string_end(prefix, i)?;
+                if depth == 1 && expect_key {
+                    let key = prefix.get(i + 1..end)?;
+                    let rest = prefix.get(end + 1..)?;
+                    let rest = rest.trim_ascii_start().strip_prefix(b":")?;
+                    if key == b"id" {
+                        return id_value(rest.trim_ascii_start());
+                    }
+                }
+                expect_key = false;
+                i = end;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index of the quote that closes the string opening at `start`.
+fn string_end(s: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while let Some(&b) = s.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// A number or a plain string id at the start of `s`.
+fn id_value(s: &[u8]) -> Option<RequestId> {
+    if s.first() == Some(&b'"') {
+        let end = string_end(s, 0)?;
+        let raw = s.get(..=end)?;
+        let id: String = serde_json::from_slice(raw).ok()?;
+        return Some(RequestId::String(id.into()));
+    }
+    let len = s
+        .iter()
+        .take_while(|c| c.is_ascii_digit() || **c == b'-')
+        .count();
+    let num = std::str::from_utf8(s.get(..len)?).ok()?;
+    num.parse::<i64>().ok().map(RequestId::Number)
+}
+
+impl Stdio {
+    /// Queues a reply to a line the service never sees.
+    async fn reply_error(&self, id: Option<RequestId>, error: ErrorData) {
+        let out = match id {
+            Some(id) => Out::Message(TxJsonRpcMessage::<RoleServer>::error(error, Some(id))),
+            None => Out::NullIdError(error),
+        };
+        let _ = self.tx.send(out).await;
+    }
+}
+
+impl Transport<RoleServer> for Stdio {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let tx = self.tx.clone();
+        async move {
+            tx.send(Out::Message(item)).await.map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed")
+            })
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let line = match self.lines.next_line().await {
+                Ok(Some(l)) => l,
+                Ok(None) => return None,
+                Err(e) => {
+                    tracing::debug!(error = %e, "stdin closed");
+                    return None;
+                }
+            };
+            match line {
+                Line::Complete(bytes) => {
+                    if bytes.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
+                        Ok(msg) => {
+                            (self.observe)(&msg);
+                            return Some(msg);
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "skipping a line that is not a JSON-RPC message")
+                        }
+                    }
+                }
+                Line::Oversized(prefix) => {
+                    tracing::warn!(
+                        max = self.max,
+                        "discarded a request line longer than --max-request-bytes"
+                    );
+                    if let Some(id) = top_level_id(&prefix) {
+                        let error = ErrorData::new(
+                            ErrorCode::INVALID_REQUEST,
+                            format!(
+                                "Request too large: the line exceeds {} bytes (--max-request-bytes); it was discarded",
+                                self.max
+                            ),
+                            None,
+                        );
+                        self.reply_error(Some(id), error).await;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        let id = |s: &[u8]| top_level_id(s);
+        assert_eq!(
+            id(br#"{"jsonrpc":"2.0","id":42,"method":"x"#),
+            Some(RequestId::Number(42))
+        );
+        assert_eq!(
+            id(br#"{"id": "ab-1", "#),
+            Some(RequestId::String("ab-1".into()))
+        );
+        assert_eq!(id(br#"{"method":"x""#), None);
+        assert_eq!(
+            id(br#"{"id":"a\"b"}"#),
+            Some(RequestId::String("a\"b".into()))
+        );
+        // An "id" inside the params is not the request's id.
+        assert_eq!(
+            id(br#"{"jsonrpc":"2.0","params":{"id":7,"x":["id"]},"id":9}"#),
+            Some(RequestId::Number(9))
+        );
+        assert_eq!(
+            id(br#"{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"id":7,"#),
+            None
+        );
+        assert_eq!(id(br#"{"method":"id","id":3}"#), Some(RequestId::Number(3)));
+        assert_eq!(id(br#"{"a":"x\\","id":5}"#), Some(RequestId::Number(5)));
+    }
+
+    #[test]
+    fn tool_results_mirror_their_block_on_the_wire() {
+        use rmcp::model::ContentBlock;
+        let msg = |r: CallToolResult| -> TxJsonRpcMessage<RoleServer> {
+            JsonRpcMessage::response(ServerResult::CallToolResult(r), RequestId::Number(3))
+        };
+        let wire = |r: CallToolResult| -> serde_json::Value {
+            let mut out = Vec::new();
+            write_message(&mut out, &msg(r)).unwrap();
+            serde_json::from_slice(&out).unwrap()
+        };
+        let text = "line1\n\"quoted\" é";
+        let plain = CallToolResult::success(vec![ContentBlock::text(text)]);
+        let expect = serde_json::to_value(msg(super::super::reply::with_structured_content(
+            plain.clone(),
+        )))
+        .unwrap();
+        assert_eq!(wire(plain), expect);
+        assert_eq!(expect["result"]["structuredContent"]["content"], text);
+
+        let img = ContentBlock::image("aGk=", "image/png");
+        let plain = CallToolResult::success(vec![img.clone()]);
+        let expect = serde_json::to_value(msg(super::super::reply::with_structured_content(
+            plain.clone(),
+        )))
+        .unwrap();
+        assert_eq!(wire(plain), expect);
+        assert_eq!(
+            expect["result"]["structuredContent"]["content"][0]["data"],
+            "aGk="
+        );
+
+        let err = CallToolResult::error(vec![ContentBlock::text("no")]);
+        assert!(wire(err)["result"].get("structuredContent").is_none());
+    }
+
+    async fn lines(input: &[u8], max: usize) -> Vec<Line> {
+        let mut r = LineReader::new(input, max);
+        let mut out = Vec::new();
+        while let Some(l) = r.next_line().await.unwrap() {
+            out.push(l);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn bounds_at_and_past_the_limit() {
+        let got = lines(b"0123456789\n01234567890\nab", 10).await;
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], Line::Complete(b"0123456789".to_vec()));
+        assert!(matches!(got[1], Line::Oversized(_)));
+        assert_eq!(got[2], Line::Complete(b"ab".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn oversized_keeps_only_a_prefix() {
+        let mut input = vec![b'x'; 100_000];
+        input.push(b'\n');
+        let got = lines(&input, 10).await;
+        let Line::Oversized(prefix) = &got[0] else {
+            panic!("{got:?}")
+        };
+        assert!(prefix.len() <= ID_PREFIX);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_read_loses_nothing() {
+        // A reader that delivers one byte per poll and is cancelled
+        // (timed out) over and over, as rmcp's select! does.
+        let (mut tx, rx) = tokio::io::duplex(8);
+        let text = b"{\"a\":1}\n{\"b\":2}\n".to_vec();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            for b in text {
+                tx.write_all(&[b]).await.unwrap();
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+        });
+        let mut r = LineReader::new(rx, 100);
+        let mut got = Vec::new();
+        while got.len() < 2 {
+            if let Ok(res) =
+                tokio::time::timeout(std::time::Duration::from_millis(1), r.next_line()).await
+            {
+                got.push(res.unwrap().unwrap());
+            }
+        }
+        assert_eq!(got[0], Line::Complete(b"{\"a\":1}".to_vec()));
+        assert_eq!(got[1], Line::Complete(b"{\"b\":2}".to_vec()));
+    }
+}
