@@ -65,7 +65,9 @@ pub const MAX_EDITS: usize = 1024;
 /// Bytes in one JSON-RPC request line (`--max-request-bytes`).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
-/// How long a path tool waits for the client's first `roots/list` answer.
+/// How long a tool call waits for a pending `roots/list` answer (the first
+/// one of the session, or the one after `roots/list_changed`); every tool
+/// waits, not only the path tools (`--roots-timeout-secs`).
 pub const ROOTS_WAIT_SECS: u64 = 10;
 
 /// Threads that run tool calls (and walks) off the async runtime. Calls

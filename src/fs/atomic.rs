@@ -15,7 +15,7 @@
 //! never a mix (at worst a stray `.<name>.tuls-<hex>.tmp`).
 //!
 //! Hand-written on purpose: cap-tempfile's `replace` needs `/proc`, which
-//! Landlock denies, and resets the mode (shared/notes/rust-ecosystem.md §2.6).
+//! Landlock denies, and resets the mode.
 //!
 //! May touch: root `Dir`s and `Dir`s opened beneath them, by single names.
 
