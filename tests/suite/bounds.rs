@@ -7,7 +7,7 @@
 //!
 //! Numbers are printed to stderr (`cargo test bounds -- --nocapture`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cap_std::fs::Dir;
@@ -15,32 +15,14 @@ use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 
-use crate::util::{RawServer, Reply, Server, TestEnv, raw_error, raw_reply, wait_until};
+use crate::util::{
+    RawServer, RemoveOnDrop, Reply, Scratch, Server, TestEnv, cpu_ticks, raw_error, raw_reply,
+    status_kib, wait_until,
+};
 
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// A field of `/proc/<pid>/status` in KiB (`VmHWM`, `VmRSS`).
-fn status_kib(pid: u32, key: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {key} in /proc/{pid}/status"))
-}
-
-/// CPU time (user + system) the process has used, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read stat");
-    // Fields after the parenthesised command name; utime and stime are the
-    // 14th and 15th fields of the whole line.
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    let tick = |i: usize| fields[i].parse::<u64>().expect("tick count");
-    tick(11) + tick(12)
-}
 
 fn ambient(path: &Path) -> Dir {
     Dir::open_ambient_dir(path, cap_std::ambient_authority())
@@ -71,53 +53,6 @@ fn deep_chain(base: &Path, levels: usize, siblings: bool) -> Dir {
         d = d.open_dir("d").expect("open d");
     }
     d
-}
-
-/// A scratch root for big fixtures, on tmpfs (`/dev/shm`) when there is
-/// one: making 100k files there takes a second, where a busy disk took 20.
-struct Scratch {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        let mut builder = tempfile::Builder::new();
-        builder.prefix("tuls-bounds-");
-        let tmp = Some(Path::new("/dev/shm"))
-            .filter(|shm| shm.is_dir())
-            .and_then(|shm| builder.tempdir_in(shm).ok())
-            .unwrap_or_else(|| builder.tempdir().expect("temp dir"));
-        let root = tmp.path().canonicalize().expect("canonical root");
-        Scratch { _tmp: tmp, root }
-    }
-
-    fn root(&self) -> &Path {
-        &self.root
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-
-    fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
-        let path = self.path(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, bytes).expect("write");
-    }
-}
-
-/// Removes a tree too deep for `std::fs::remove_dir_all` under a low
-/// descriptor limit (it holds one per level); GNU rm copes with any depth.
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("rm")
-            .arg("-rf")
-            .arg(&self.0)
-            .status();
-    }
 }
 
 /// The text before a `[truncated: ...]` note, and the note.

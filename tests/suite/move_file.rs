@@ -3,19 +3,13 @@
 //! deliberate difference from the reference), moves between roots, `EXDEV`
 //! and a directory into itself refused clearly.
 
-use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 
 use serde_json::json;
 
-use crate::util::{Reply, Server, Snapshot, TestEnv};
-
-#[track_caller]
-fn assert_text(reply: &Reply, expected: &str) {
-    reply.assert_ok();
-    assert_eq!(reply.text, expected, "reply text; raw: {}", reply.raw);
-    assert_eq!(reply.structured, Some(json!({ "content": expected })));
-}
+use crate::util::{
+    OtherFs, Reply, Server, Snapshot, TestEnv, assert_text, device, require_or_skip,
+};
 
 fn mv(server: &Server, from: &str, to: &str) -> Reply {
     server.call("move_file", json!({"source": from, "destination": to}))
@@ -167,19 +161,15 @@ fn move_file_between_two_roots_on_one_filesystem() {
 #[test]
 fn move_file_across_filesystems_is_refused_not_copied() {
     let env = TestEnv::new();
-    let Ok(shm) = tempfile::Builder::new()
-        .prefix("tuls-test-")
-        .tempdir_in("/dev/shm")
-    else {
-        eprintln!("no /dev/shm: EXDEV not exercised");
-        return;
+    let other_fs = match OtherFs::new(&env.root()) {
+        Ok(other_fs) => other_fs,
+        Err(why) => {
+            require_or_skip("move_file across filesystems (EXDEV)", &why);
+            return;
+        }
     };
-    let other = shm.path().canonicalize().expect("canonical");
-    let dev = |p: &Path| std::fs::metadata(p).expect("stat").dev();
-    if dev(&other) == dev(&env.root()) {
-        eprintln!("/dev/shm is on the same filesystem here: EXDEV not exercised");
-        return;
-    }
+    let other = other_fs.path().to_owned();
+    assert_ne!(device(&other), device(&env.root()), "two filesystems");
     env.write("a.txt", "A");
     let server = Server::start(&args![env.root(), other]);
     let before = Snapshot::take(&other);
