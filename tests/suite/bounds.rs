@@ -381,6 +381,7 @@ fn walk_depth_at_and_past_max_depth() {
 /// the shape that overflowed the walk's stack before (a sibling directory at
 /// every level makes rayon split there); 513 is refused at startup.
 #[test]
+#[ignore = "slow: a 512-level deep walk (about 4 s)"]
 fn max_depth_flag_at_and_past_its_ceiling() {
     let env = TestEnv::new();
     let base = env.path("deep");
@@ -592,6 +593,7 @@ fn edits_per_call_at_and_past_1024() {
 /// walk costs uncancelled. (A walk of symlinks: each match is resolved, so
 /// the walk is long for a tree that is quick to make.)
 #[test]
+#[ignore = "slow: a 100k-entry walk run whole, then cancelled (about 4 s)"]
 fn cancelling_a_long_walk_stops_it() {
     // 100k matches: the whole walk's reply must stay under the 16 MiB line
     // limit of rmcp's client (the text is sent twice, as content and as
@@ -720,6 +722,7 @@ fn peak_rss(env: &Scratch, what: &str, tool: &str, args: Value, check: impl Fn(&
 }
 
 #[test]
+#[ignore = "slow: peak RSS under hostile inputs, 100k-file fixtures (10-15 s)"]
 fn hostile_inputs_keep_peak_rss_bounded() {
     use std::os::unix::fs::FileExt as _;
     let started = Instant::now();

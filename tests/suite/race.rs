@@ -323,6 +323,7 @@ fn race(extra: &[&str], budget: Duration, min_swaps: usize) {
 /// since nothing else stands between a swapped link and the outside (and
 /// Landlock does not cover `stat` at all). Then the shipped configuration.
 #[test]
+#[ignore = "slow: a 6 s symlink-swap race against the read tools"]
 fn race_swap_dir_for_symlink_out_read_tools() {
     // The swap counts are floors that prove the race ran on a loaded 2-core
     // CI machine (4 fuzzers beside it still gave ~2000), not speed targets.

@@ -313,6 +313,7 @@ fn wait_for_temp(dir: &Path, limit: Duration) -> bool {
 /// on the others: the target always holds the whole old or the whole new
 /// content, never a torn mix.
 #[test]
+#[ignore = "slow: kill -9 mid-write over many rounds of 8 MiB files (12-15 s)"]
 fn write_file_survives_kill_9_mid_write() {
     let env = TestEnv::new();
     let (a, b) = (big('a'), big('b'));

@@ -305,6 +305,7 @@ impl Tally {
 /// same names as `d`, plus names only it has: any success on those is an
 /// escape, and nothing outside may appear, change or vanish.
 #[test]
+#[ignore = "slow: a symlink-swap race against the write tools (5-7 s)"]
 fn race_swap_directory_for_symlink_out() {
     let env = TestEnv::new();
     let odir = env.outside().join("odir");
