@@ -31,10 +31,6 @@ const VALID: [&str; 16] = [
 ];
 
 /// `B/root` as the server spells it.
-fn root_s(env: &TestEnv) -> String {
-    env.root().to_str().expect("UTF-8").to_owned()
-}
-
 /// `tuls filesystem <args>`, stdin at EOF.
 fn fs(args: &[OsString]) -> CliOutput {
     let mut full: Vec<OsString> = vec!["filesystem".into()];
@@ -261,7 +257,7 @@ fn print_config_prints_the_effective_configuration_as_json_and_exits_0() {
     }
     assert_eq!(
         strings(&review["roots"]),
-        [root_s(&env), env.path_str("second")]
+        [env.root_str(), env.path_str("second")]
     );
     assert_eq!(strings(&review["enabledTools"]), READ_TOOLS);
     assert_eq!(review["clientRoots"], true);
@@ -328,7 +324,7 @@ fn startup_prints_the_roots_tools_and_landlock_lines_on_stderr() {
 
     let server = Server::start(&argv);
     let want = [
-        format!("tuls: roots: {}", root_s(&env)),
+        format!("tuls: roots: {}", env.root_str()),
         format!("tuls: tools: {}", READ_TOOLS.join(", ")),
         format!("tuls: landlock: {landlock}"),
     ];

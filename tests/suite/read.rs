@@ -6,10 +6,9 @@
 
 use std::os::unix::fs::FileExt as _;
 
-use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::util::{CANARY_CONTENT, Server, TestEnv, assert_err, assert_text};
+use crate::util::{CANARY_CONTENT, Server, TestEnv, assert_err, assert_text, b64};
 
 /// The reference fixture's text files.
 const HELLO: &str = "line1\nline2\nline3\n";
@@ -28,10 +27,6 @@ fn fixture() -> TestEnv {
     env.write("bom.txt", "\u{feff}bom\n");
     env.write("sub/lib.rs", "pub mod x;\n");
     env
-}
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 // ---------------------------------------------------------------------------

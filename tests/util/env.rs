@@ -58,6 +58,11 @@ impl TestEnv {
         self.outside().join("canary.txt")
     }
 
+    /// `B/root` as a `String`.
+    pub fn root_str(&self) -> String {
+        super::path_string(self.root())
+    }
+
     /// `rel` resolved against `B/root` (absolute paths are returned unchanged).
     pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
         self.root().join(rel)

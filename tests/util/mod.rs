@@ -87,6 +87,21 @@ pub fn file_uri(path: impl AsRef<Path>) -> String {
     uri
 }
 
+/// Standard base64 of `bytes`, as `read_media_file` and `read_text_file`'s
+/// media replies carry it.
+pub fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A (UTF-8) path as a `String`, for `json!` arguments and expected texts.
+pub fn path_string(path: impl AsRef<Path>) -> String {
+    path.as_ref()
+        .to_str()
+        .expect("test paths are UTF-8")
+        .to_owned()
+}
+
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

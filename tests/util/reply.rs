@@ -1,6 +1,7 @@
 //! What a `tools/call` comes back as: a [`Reply`] (a result, possibly
 //! `isError`), or an [`RpcError`] / [`CallError`] when the call itself failed.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::CallToolResult;
@@ -155,5 +156,36 @@ impl From<ServiceError> for CallError {
             ServiceError::Timeout { timeout } => CallError::Timeout(timeout),
             other => CallError::Service(other.to_string()),
         }
+    }
+}
+
+/// Success and failure counts of one kind of call (race tests share one
+/// between threads).
+#[derive(Debug, Default)]
+pub struct Tally {
+    ok: AtomicUsize,
+    err: AtomicUsize,
+}
+
+impl Tally {
+    /// Counts one call; returns `ok`.
+    pub fn add(&self, ok: bool) -> bool {
+        let slot = if ok { &self.ok } else { &self.err };
+        slot.fetch_add(1, Ordering::Relaxed);
+        ok
+    }
+
+    /// Counts one reply as a success unless it is `isError`; returns whether
+    /// it succeeded.
+    pub fn add_reply(&self, reply: &Reply) -> bool {
+        self.add(!reply.is_error)
+    }
+
+    /// `(successes, failures)` so far.
+    pub fn get(&self) -> (usize, usize) {
+        (
+            self.ok.load(Ordering::Relaxed),
+            self.err.load(Ordering::Relaxed),
+        )
     }
 }
