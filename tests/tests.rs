@@ -1,7 +1,8 @@
 //! The single integration-test binary for `tuls`.
 //!
-//! The harness lives in `tests/util/mod.rs` (see its module docs). Test modules go
-//! in `tests/suite/<name>.rs` and are declared inside `mod suite` below — NOT as
+//! The harness lives in `tests/util/`, one module per topic (see the module docs
+//! of `tests/util/mod.rs`). Test modules go in `tests/suite/<name>.rs` and are
+//! declared inside `mod suite` below — NOT as
 //! `tests/<name>.rs`, because Cargo builds every top-level `tests/*.rs` file as a
 //! separate test binary (which would not see `util`).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)] // tests build fixtures with std::fs
@@ -17,6 +18,7 @@ mod suite {
     mod edit;
     mod escape;
     mod info;
+    mod landlock;
     mod list;
     mod move_file;
     mod policy;
@@ -73,7 +75,7 @@ mod smoke {
 mod harness_selftest {
     use std::path::Path;
 
-    use crate::util::{CANARY_CONTENT, Kind, TestEnv, file_uri};
+    use crate::util::{CANARY_CONTENT, Kind, OtherFs, TestEnv, device, file_uri, require_or_skip};
 
     #[test]
     fn env_layout_and_fixture_helpers() {
@@ -110,6 +112,24 @@ mod harness_selftest {
         std::fs::write(env.outside().join("new"), "").expect("create file");
         let diff = before.diff(&env.snapshot_outside());
         assert_eq!(diff.len(), 2, "{diff:#?}");
+    }
+
+    /// Next to `/dev/shm` itself, a second filesystem needs a fresh tmpfs
+    /// (as root) or an honest reason why there is none.
+    #[test]
+    fn other_fs_is_on_another_device_even_next_to_dev_shm() {
+        let near = Path::new("/dev/shm");
+        if !near.is_dir() {
+            require_or_skip("a second filesystem next to /dev/shm", "no /dev/shm");
+            return;
+        }
+        match OtherFs::new(near) {
+            Ok(other) => {
+                assert_ne!(device(other.path()), device(near));
+                std::fs::write(other.path().join("f"), "x").expect("write on it");
+            }
+            Err(why) => require_or_skip("a second filesystem next to /dev/shm", &why),
+        }
     }
 
     #[test]

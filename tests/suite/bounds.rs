@@ -7,7 +7,7 @@
 //!
 //! Numbers are printed to stderr (`cargo test bounds -- --nocapture`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cap_std::fs::Dir;
@@ -15,32 +15,14 @@ use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 
-use crate::util::{RawServer, Reply, Server, TestEnv, raw_error, raw_reply, wait_until};
+use crate::util::{
+    RawServer, RemoveOnDrop, Reply, Scratch, Server, TestEnv, cpu_ticks, raw_error, raw_reply,
+    status_kib, wait_until,
+};
 
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// A field of `/proc/<pid>/status` in KiB (`VmHWM`, `VmRSS`).
-fn status_kib(pid: u32, key: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {key} in /proc/{pid}/status"))
-}
-
-/// CPU time (user + system) the process has used, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read stat");
-    // Fields after the parenthesised command name; utime and stime are the
-    // 14th and 15th fields of the whole line.
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    let tick = |i: usize| fields[i].parse::<u64>().expect("tick count");
-    tick(11) + tick(12)
-}
 
 fn ambient(path: &Path) -> Dir {
     Dir::open_ambient_dir(path, cap_std::ambient_authority())
@@ -71,53 +53,6 @@ fn deep_chain(base: &Path, levels: usize, siblings: bool) -> Dir {
         d = d.open_dir("d").expect("open d");
     }
     d
-}
-
-/// A scratch root for big fixtures, on tmpfs (`/dev/shm`) when there is
-/// one: making 100k files there takes a second, where a busy disk took 20.
-struct Scratch {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        let mut builder = tempfile::Builder::new();
-        builder.prefix("tuls-bounds-");
-        let tmp = Some(Path::new("/dev/shm"))
-            .filter(|shm| shm.is_dir())
-            .and_then(|shm| builder.tempdir_in(shm).ok())
-            .unwrap_or_else(|| builder.tempdir().expect("temp dir"));
-        let root = tmp.path().canonicalize().expect("canonical root");
-        Scratch { _tmp: tmp, root }
-    }
-
-    fn root(&self) -> &Path {
-        &self.root
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-
-    fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
-        let path = self.path(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, bytes).expect("write");
-    }
-}
-
-/// Removes a tree too deep for `std::fs::remove_dir_all` under a low
-/// descriptor limit (it holds one per level); GNU rm copes with any depth.
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("rm")
-            .arg("-rf")
-            .arg(&self.0)
-            .status();
-    }
 }
 
 /// The text before a `[truncated: ...]` note, and the note.
@@ -446,6 +381,7 @@ fn walk_depth_at_and_past_max_depth() {
 /// the shape that overflowed the walk's stack before (a sibling directory at
 /// every level makes rayon split there); 513 is refused at startup.
 #[test]
+#[ignore = "slow: a 512-level deep walk (about 4 s)"]
 fn max_depth_flag_at_and_past_its_ceiling() {
     let env = TestEnv::new();
     let base = env.path("deep");
@@ -657,6 +593,7 @@ fn edits_per_call_at_and_past_1024() {
 /// walk costs uncancelled. (A walk of symlinks: each match is resolved, so
 /// the walk is long for a tree that is quick to make.)
 #[test]
+#[ignore = "slow: a 100k-entry walk run whole, then cancelled (about 4 s)"]
 fn cancelling_a_long_walk_stops_it() {
     // 100k matches: the whole walk's reply must stay under the 16 MiB line
     // limit of rmcp's client (the text is sent twice, as content and as
@@ -785,6 +722,7 @@ fn peak_rss(env: &Scratch, what: &str, tool: &str, args: Value, check: impl Fn(&
 }
 
 #[test]
+#[ignore = "slow: peak RSS under hostile inputs, 100k-file fixtures (10-15 s)"]
 fn hostile_inputs_keep_peak_rss_bounded() {
     use std::os::unix::fs::FileExt as _;
     let started = Instant::now();

@@ -6,14 +6,7 @@ use std::os::unix::fs::PermissionsExt as _;
 
 use serde_json::json;
 
-use crate::util::{Reply, Server, TestEnv};
-
-#[track_caller]
-fn assert_text(reply: &Reply, expected: &str) {
-    reply.assert_ok();
-    assert_eq!(reply.text, expected, "reply text; raw: {}", reply.raw);
-    assert_eq!(reply.structured, Some(json!({ "content": expected })));
-}
+use crate::util::{Server, TestEnv, assert_text};
 
 fn is_dir(env: &TestEnv, rel: &str) -> bool {
     std::fs::symlink_metadata(env.path(rel)).is_ok_and(|m| m.is_dir())

@@ -8,7 +8,7 @@ use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 
 use serde_json::{Value, json};
 
-use crate::util::{Reply, Server, TestEnv};
+use crate::util::{Server, TestEnv, assert_text};
 
 use super::write::temp_files;
 
@@ -23,13 +23,6 @@ fn fenced(path: &str, hunks: &str) -> String {
 
 fn edit(path: &str, edits: Value) -> Value {
     json!({"path": path, "edits": edits})
-}
-
-#[track_caller]
-fn assert_text(reply: &Reply, expected: &str) {
-    reply.assert_ok();
-    assert_eq!(reply.text, expected, "reply text; raw: {}", reply.raw);
-    assert_eq!(reply.structured, Some(json!({ "content": expected })));
 }
 
 /// Inode and content: proof that nothing was written.

@@ -17,10 +17,9 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::util::{CANARY_CONTENT, Options, Reply, Server, TestEnv};
+use crate::util::{CANARY_CONTENT, Options, Reply, Server, TestEnv, b64};
 
 // ---------------------------------------------------------------------------
 // The outside world and what must never be seen of it
@@ -40,10 +39,6 @@ const SIBLING_CANARY: &str = "SIBLING-CANARY-51de";
 const ROOT2_CANARY: &str = "ROOT2-CANARY-0c4e";
 /// Content of `root/hello.txt`.
 const HELLO: &str = "HELLO-INSIDE\n";
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
 
 fn set_mtime(path: &Path) {
     let t = UNIX_EPOCH + Duration::from_secs(OUTSIDE_MTIME);
@@ -322,10 +317,6 @@ fn setup() -> (TestEnv, Forbidden) {
     (env, forbidden)
 }
 
-fn root_str(env: &TestEnv) -> String {
-    env.root().display().to_string()
-}
-
 fn base_str(env: &TestEnv) -> String {
     env.base().display().to_string()
 }
@@ -337,7 +328,7 @@ fn base_str(env: &TestEnv) -> String {
 #[test]
 fn dotdot() {
     let (env, forbidden) = setup();
-    let root = root_str(&env);
+    let root = env.root_str();
     let denied: Vec<String> = [
         "..",
         "../",
@@ -432,7 +423,7 @@ fn symlink_to_outside_file() {
         "link_many_dotdots",
     );
     env.symlink("./../outside/./odir/../canary.txt", "link_winding");
-    let root = root_str(&env);
+    let root = env.root_str();
     let denied: Vec<String> = [
         "link_rel",
         "link_secret",
@@ -504,7 +495,7 @@ fn outside_symlink_in_middle_component() {
     let (env, forbidden) = setup();
     env.symlink("../../outside", "a/b");
     env.symlink("../sub", "a/inlink");
-    let root = root_str(&env);
+    let root = env.root_str();
     let denied: Vec<String> = [
         "a/b/canary.txt",
         "a/b/odir",
@@ -570,7 +561,7 @@ fn symlink_relative_chained_out() {
         let r = server.call("read_text_file", json!({"path": "i1"}));
         assert_eq!(r.text, HELLO, "[{mode}] in-root chain");
         let found = server.call("search_files", json!({"path": ".", "pattern": "i*"}));
-        let root = root_str(&env);
+        let root = env.root_str();
         assert_eq!(found.text, format!("{root}/i1\n{root}/i2"), "[{mode}]");
     });
 }
@@ -578,7 +569,7 @@ fn symlink_relative_chained_out() {
 #[test]
 fn absolute_symlink_inside_refused() {
     let (env, forbidden) = setup();
-    let root = root_str(&env);
+    let root = env.root_str();
     // Absolute links are refused even when they point inside (cap-std):
     // fail-closed, and the same message as an escape.
     env.symlink(format!("{root}/hello.txt"), "abs_file");
@@ -685,7 +676,7 @@ fn dangling_symlink_out_same_reply_as_existing() {
 fn proc_self_root_link() {
     let (env, forbidden) = setup();
     let base = base_str(&env);
-    let root = root_str(&env);
+    let root = env.root_str();
     env.symlink("/proc/self/root", "pr");
     env.symlink(format!("/proc/self/root{base}/outside"), "pr_out");
     env.symlink(format!("{}proc/self/root", "../".repeat(20)), "prel");
@@ -911,7 +902,7 @@ fn fifo_does_not_block() {
                 .contains(&format!("[FILE] {:<30} {:>10}", "pipe", "0 B"))
         );
         let found = server.call("search_files", json!({"path": ".", "pattern": "**/pipe*"}));
-        let root = root_str(&env);
+        let root = env.root_str();
         assert_eq!(
             found.text,
             format!("{root}/pipe\n{root}/pipelink\n{root}/sub/pipe2"),
@@ -929,7 +920,7 @@ fn fifo_does_not_block() {
 #[test]
 fn nul_byte() {
     let (env, forbidden) = setup();
-    let root = root_str(&env);
+    let root = env.root_str();
     let paths = [
         "hello.txt\0".to_owned(),
         "\0".to_owned(),
@@ -994,7 +985,7 @@ fn dotdot_metadata_get_file_info() {
     std::fs::set_permissions(env.base(), Permissions::from_mode(0o711)).expect("chmod base");
     set_mtime(env.base());
     forbidden.0.push("permissions: 711".into());
-    let root = root_str(&env);
+    let root = env.root_str();
     let denied = vec![
         format!("{root}/.."),
         format!("{root}/../"),
@@ -1140,7 +1131,7 @@ fn symlink_loop() {
                 .text
                 .contains("\"name\": \"selfdir\",\n    \"type\": \"symlink\",\n    \"children\"")
         );
-        let root = root_str(&env);
+        let root = env.root_str();
         let found = server.call(
             "search_files",
             json!({"path": ".", "pattern": "**/hello.txt"}),

@@ -9,22 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
 
-use crate::util::{Options, Reply, Server, TestEnv};
-
-#[track_caller]
-fn assert_text(reply: &Reply, expected: &str) {
-    reply.assert_ok();
-    assert_eq!(reply.text, expected, "raw: {}", reply.raw);
-    assert_eq!(reply.content().len(), 1);
-    assert_eq!(reply.structured, Some(json!({ "content": expected })));
-}
-
-#[track_caller]
-fn assert_err(reply: &Reply, expected: &str) {
-    reply.assert_error();
-    assert_eq!(reply.text, expected);
-    assert!(reply.structured.is_none());
-}
+use crate::util::{Options, Server, TestEnv, assert_err, assert_text};
 
 /// 2026-11-30 04:47:42 UTC and 2001-09-09 01:46:40 UTC.
 const MTIME: u64 = 1_796_014_062;

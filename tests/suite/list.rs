@@ -9,7 +9,7 @@ use std::os::unix::net::UnixListener;
 
 use serde_json::json;
 
-use crate::util::{CANARY_CONTENT, Reply, Server, TestEnv};
+use crate::util::{CANARY_CONTENT, Server, TestEnv, assert_err, assert_text};
 
 /// The reference probe's fixture (reference-probe.py `build_fixture`), plus
 /// a FIFO and a socket, and `outside/secret.txt` (11 bytes) and `outside/odir`.
@@ -49,25 +49,6 @@ fn ref_fixture() -> (TestEnv, UnixListener) {
     env.mkfifo("pipe");
     let sock = UnixListener::bind(env.path("sock")).expect("bind socket");
     (env, sock)
-}
-
-#[track_caller]
-fn assert_text(reply: &Reply, expected: &str) {
-    reply.assert_ok();
-    assert_eq!(
-        reply.text, expected,
-        "\n--- got ---\n{}\n--- expected ---\n{expected}\n",
-        reply.text
-    );
-    assert_eq!(reply.content().len(), 1);
-    assert_eq!(reply.structured, Some(json!({ "content": expected })));
-}
-
-#[track_caller]
-fn assert_err(reply: &Reply, expected: &str) {
-    reply.assert_error();
-    assert_eq!(reply.text, expected);
-    assert!(reply.structured.is_none());
 }
 
 // ---------------------------------------------------------------------------

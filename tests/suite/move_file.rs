@@ -3,26 +3,16 @@
 //! deliberate difference from the reference), moves between roots, `EXDEV`
 //! and a directory into itself refused clearly.
 
-use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 
 use serde_json::json;
 
-use crate::util::{Reply, Server, Snapshot, TestEnv};
-
-#[track_caller]
-fn assert_text(reply: &Reply, expected: &str) {
-    reply.assert_ok();
-    assert_eq!(reply.text, expected, "reply text; raw: {}", reply.raw);
-    assert_eq!(reply.structured, Some(json!({ "content": expected })));
-}
+use crate::util::{
+    OtherFs, Reply, Server, Snapshot, TestEnv, assert_text, device, path_string, require_or_skip,
+};
 
 fn mv(server: &Server, from: &str, to: &str) -> Reply {
     server.call("move_file", json!({"source": from, "destination": to}))
-}
-
-fn s(p: &Path) -> String {
-    p.to_str().expect("utf-8").to_owned()
 }
 
 #[test]
@@ -69,7 +59,7 @@ fn move_file_never_replaces_anything() {
         env.path_str("dir"),
         env.path_str("dangling"),
         from.clone(),
-        s(&env.root()),
+        path_string(env.root()),
     ] {
         let reply = mv(&server, &from, &to);
         assert_eq!(
@@ -110,7 +100,7 @@ fn move_file_error_paths() {
         mv(&server, &from, &to).assert_error().text,
         format!("ENOTDIR: not a directory, rename '{from}' -> '{to}'")
     );
-    let root = s(&env.root());
+    let root = path_string(env.root());
     mv(&server, &root, &env.path_str("elsewhere"))
         .assert_error_contains("names an allowed directory itself");
     let reply = server.call(
@@ -153,13 +143,13 @@ fn move_file_between_two_roots_on_one_filesystem() {
     env.write("a.txt", "A");
     std::fs::write(root2.join("b.txt"), "B").expect("b");
     let server = Server::start(&args![env.root(), root2]);
-    let (from, to) = (env.path_str("a.txt"), s(&root2.join("a.txt")));
+    let (from, to) = (env.path_str("a.txt"), path_string(root2.join("a.txt")));
     assert_text(
         &mv(&server, &from, &to),
         &format!("Successfully moved {from} to {to}"),
     );
     assert_eq!(std::fs::read(root2.join("a.txt")).expect("read"), b"A");
-    let (from, to) = (s(&root2.join("b.txt")), env.path_str("b.txt"));
+    let (from, to) = (path_string(root2.join("b.txt")), env.path_str("b.txt"));
     mv(&server, &from, &to).assert_ok();
     assert_eq!(env.read("b.txt"), b"B");
 }
@@ -167,23 +157,19 @@ fn move_file_between_two_roots_on_one_filesystem() {
 #[test]
 fn move_file_across_filesystems_is_refused_not_copied() {
     let env = TestEnv::new();
-    let Ok(shm) = tempfile::Builder::new()
-        .prefix("tuls-test-")
-        .tempdir_in("/dev/shm")
-    else {
-        eprintln!("no /dev/shm: EXDEV not exercised");
-        return;
+    let other_fs = match OtherFs::new(&env.root()) {
+        Ok(other_fs) => other_fs,
+        Err(why) => {
+            require_or_skip("move_file across filesystems (EXDEV)", &why);
+            return;
+        }
     };
-    let other = shm.path().canonicalize().expect("canonical");
-    let dev = |p: &Path| std::fs::metadata(p).expect("stat").dev();
-    if dev(&other) == dev(&env.root()) {
-        eprintln!("/dev/shm is on the same filesystem here: EXDEV not exercised");
-        return;
-    }
+    let other = other_fs.path().to_owned();
+    assert_ne!(device(&other), device(&env.root()), "two filesystems");
     env.write("a.txt", "A");
     let server = Server::start(&args![env.root(), other]);
     let before = Snapshot::take(&other);
-    let (from, to) = (env.path_str("a.txt"), s(&other.join("a.txt")));
+    let (from, to) = (env.path_str("a.txt"), path_string(other.join("a.txt")));
     assert_eq!(
         mv(&server, &from, &to).assert_error().text,
         format!(

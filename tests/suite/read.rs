@@ -6,10 +6,9 @@
 
 use std::os::unix::fs::FileExt as _;
 
-use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::util::{CANARY_CONTENT, Reply, Server, TestEnv};
+use crate::util::{CANARY_CONTENT, Server, TestEnv, assert_err, assert_text, b64};
 
 /// The reference fixture's text files.
 const HELLO: &str = "line1\nline2\nline3\n";
@@ -28,35 +27,6 @@ fn fixture() -> TestEnv {
     env.write("bom.txt", "\u{feff}bom\n");
     env.write("sub/lib.rs", "pub mod x;\n");
     env
-}
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// A successful single-text-block result whose `structuredContent` mirrors it.
-#[track_caller]
-fn assert_text(reply: &Reply, expected: &str) {
-    reply.assert_ok();
-    assert_eq!(reply.text, expected, "reply text; raw: {}", reply.raw);
-    assert_eq!(reply.content().len(), 1, "one content block: {}", reply.raw);
-    assert_eq!(
-        reply.structured,
-        Some(json!({ "content": expected })),
-        "structuredContent must mirror the text"
-    );
-}
-
-/// An `isError` result with exactly this text and no `structuredContent`.
-#[track_caller]
-fn assert_err(reply: &Reply, expected: &str) {
-    reply.assert_error();
-    assert_eq!(reply.text, expected, "error text; raw: {}", reply.raw);
-    assert!(
-        reply.structured.is_none(),
-        "an error carries no structuredContent: {}",
-        reply.raw
-    );
 }
 
 // ---------------------------------------------------------------------------

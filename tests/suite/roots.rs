@@ -17,10 +17,6 @@ fn env() -> TestEnv {
 }
 
 /// `B/root` as the server spells it.
-fn root_s(env: &TestEnv) -> String {
-    env.root().to_str().expect("UTF-8").to_owned()
-}
-
 fn read(server: &Server, path: &str) -> Reply {
     server.call("read_text_file", json!({ "path": path }))
 }
@@ -67,7 +63,7 @@ fn a_client_root_beneath_a_cli_root_restricts_access_to_it() {
     assert_denied(&server, &env.path_str("other/o.txt"));
     assert_denied(&server, &env.canary().to_string_lossy());
     server
-        .call("list_directory", json!({"path": root_s(&env)}))
+        .call("list_directory", json!({"path": env.root_str()}))
         .assert_error_contains("outside allowed directories");
     server
         .call("get_file_info", json!({"path": env.path_str("other")}))
@@ -160,10 +156,10 @@ fn the_cli_root_itself_as_a_client_root_keeps_full_access() {
     for uri in [
         file_uri(env.root()),
         format!("{}/", file_uri(env.root())),
-        format!("file://localhost{}", root_s(&env)),
+        format!("file://localhost{}", env.root_str()),
     ] {
         let server = Server::start_with_roots(&args![env.root()], vec![uri.clone()]);
-        assert_eq!(allowed(&server), [root_s(&env)], "{uri}");
+        assert_eq!(allowed(&server), [env.root_str()], "{uri}");
         assert_reads(&server, &env.path_str("top.txt"), "top");
         assert_reads(&server, "sub/inner.txt", "inner");
         assert_denied(&server, &env.canary().to_string_lossy());
@@ -176,16 +172,16 @@ fn an_empty_roots_list_gives_no_access_at_all() {
     let server = Server::start_with_roots(&args![env.root()], vec![]);
     assert_eq!(allowed(&server), Vec::<String>::new());
     assert_denied(&server, &env.path_str("top.txt"));
-    assert_denied(&server, &root_s(&env));
+    assert_denied(&server, &env.root_str());
     assert_denied(&server, "top.txt");
     assert_denied(&server, ".");
     server
-        .call("list_directory", json!({"path": root_s(&env)}))
+        .call("list_directory", json!({"path": env.root_str()}))
         .assert_error_contains("outside allowed directories");
     server
         .call(
             "search_files",
-            json!({"path": root_s(&env), "pattern": "**"}),
+            json!({"path": env.root_str(), "pattern": "**"}),
         )
         .assert_error_contains("outside allowed directories");
 }
@@ -199,7 +195,7 @@ fn list_changed_takes_effect_and_widens_back_only_up_to_the_cli_roots() {
     // Widen back to the CLI root.
     change_roots(&server, vec![file_uri(env.root())]);
     assert_reads(&server, &env.path_str("top.txt"), "top");
-    assert_eq!(allowed(&server), [root_s(&env)]);
+    assert_eq!(allowed(&server), [env.root_str()]);
 
     // Narrow again: the very next call sees the narrower list.
     change_roots(&server, vec![file_uri(env.path("sub"))]);
@@ -215,7 +211,7 @@ fn list_changed_takes_effect_and_widens_back_only_up_to_the_cli_roots() {
             file_uri(env.root()),
         ],
     );
-    assert_eq!(allowed(&server), [root_s(&env)]);
+    assert_eq!(allowed(&server), [env.root_str()]);
     assert_reads(&server, &env.path_str("top.txt"), "top");
     assert_denied(&server, &env.canary().to_string_lossy());
 
@@ -241,7 +237,7 @@ fn no_client_roots_ignores_client_roots_entirely() {
         vec![file_uri(env.path("sub"))],
     );
     assert_reads(&server, &env.path_str("top.txt"), "top");
-    assert_eq!(allowed(&server), [root_s(&env)]);
+    assert_eq!(allowed(&server), [env.root_str()]);
     server.set_roots(vec![]);
     std::thread::sleep(Duration::from_millis(300));
     assert_reads(&server, &env.path_str("top.txt"), "top");
@@ -338,7 +334,7 @@ fn a_client_that_never_answers_roots_list_gets_a_timeout_not_the_cli_roots() {
         "waited {waited:?} with --roots-timeout-secs 1"
     );
     // Every path tool, every time.
-    let r = raw_reply(&raw.call_tool("list_directory", json!({"path": root_s(&env)})));
+    let r = raw_reply(&raw.call_tool("list_directory", json!({"path": env.root_str()})));
     assert!(r.is_error && r.text.contains("Timed out"), "{:?}", r.raw);
     // list_allowed_directories does not claim the CLI roots meanwhile.
     let r = raw_reply(&raw.call_tool("list_allowed_directories", json!({})));

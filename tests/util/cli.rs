@@ -1,0 +1,62 @@
+//! [`run_cli`]: run the binary to completion (stdin at EOF), with a timeout.
+
+use std::ffi::OsStr;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::bin;
+
+/// Output of [`run_cli`]. `code` is `None` if killed by a signal (incl. timeout).
+#[derive(Debug, Clone)]
+pub struct CliOutput {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+}
+
+fn capture_thread(
+    mut pipe: impl std::io::Read + Send + 'static,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// Run `tuls <args>` (no implicit `filesystem`) with stdin at EOF; kill it after
+/// `timeout`.
+pub fn run_cli(args: &[impl AsRef<OsStr>], timeout: Duration) -> CliOutput {
+    let mut child = Command::new(bin())
+        .args(args.iter().map(AsRef::as_ref))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tuls");
+    let out = capture_thread(child.stdout.take().expect("child stdout"));
+    let err = capture_thread(child.stderr.take().expect("child stderr"));
+    let deadline = Instant::now() + timeout;
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for tuls") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().expect("wait for killed tuls");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stdout = out.join().expect("stdout reader");
+    let stderr = err.join().expect("stderr reader");
+    CliOutput {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        timed_out,
+    }
+}
