@@ -24,11 +24,7 @@ pub const TOOL: Tool = Tool {
     capability: Capability::Write,
     title: "Create Directory",
     description: DESCRIPTION,
-    hints: Hints {
-        read_only: false,
-        idempotent: true,
-        destructive: false,
-    },
+    hints: Hints::write(true, false),
     input: schema::<Params>,
     output: OutputKind::Text,
     run: |ctx, args| run(ctx, params(NAME, args)?),

@@ -26,11 +26,7 @@ pub const TOOL: Tool = Tool {
     capability: Capability::Write,
     title: "Edit File",
     description: DESCRIPTION,
-    hints: Hints {
-        read_only: false,
-        idempotent: false,
-        destructive: true,
-    },
+    hints: Hints::write(false, true),
     input: schema::<Params>,
     output: OutputKind::Text,
     run: |ctx, args| run(ctx, params(NAME, args)?),

@@ -82,6 +82,15 @@ impl Hints {
         idempotent: true,
         destructive: false,
     };
+
+    /// A write tool.
+    pub const fn write(idempotent: bool, destructive: bool) -> Hints {
+        Hints {
+            read_only: false,
+            idempotent,
+            destructive,
+        }
+    }
 }
 
 /// What a tool's successful result is.

@@ -17,11 +17,7 @@ pub const TOOL: Tool = Tool {
     capability: Capability::Write,
     title: "Write File",
     description: DESCRIPTION,
-    hints: Hints {
-        read_only: false,
-        idempotent: true,
-        destructive: true,
-    },
+    hints: Hints::write(true, true),
     input: schema::<Params>,
     output: OutputKind::Text,
     run: |ctx, args| run(ctx, params(NAME, args)?),
