@@ -16,6 +16,13 @@
 //! [`limits`] (every bound), [`cli`] and [`run`] (startup).
 #![forbid(unsafe_code)]
 
+#[cfg(windows)]
+compile_error!(
+    "tuls does not support Windows: its confinement rests on POSIX directory handles \
+     (openat-style resolution beneath a root, O_NOFOLLOW, renameat2/renameatx_np), which \
+     Windows does not offer in the same form; build on Linux or macOS"
+);
+
 pub mod cli;
 pub mod error;
 pub mod fs;

@@ -4,7 +4,8 @@
 //! one resolver from a client path to a [`scope::Target`] ([`scope`]),
 //! opening and reading regular files ([`file`]), listing and walking
 //! directories without following symlinks ([`walk`], [`tree`]), the one
-//! writer ([`atomic`]), and Landlock ([`sandbox`]).
+//! writer ([`atomic`]), Landlock ([`sandbox`]), and the platform split
+//! ([`sys`]: Linux and the portable, macOS backend).
 //! May touch: the root `Dir` handles, and nothing by an ambient path after
 //! startup. Knows nothing of MCP or JSON.
 
@@ -13,5 +14,6 @@ pub mod file;
 pub mod roots;
 pub mod sandbox;
 pub mod scope;
+pub mod sys;
 pub mod tree;
 pub mod walk;

@@ -9,9 +9,6 @@ use std::sync::Arc;
 
 use cap_std::fs::Dir;
 
-/// procfs's `f_type`; a root there would hand out magic links.
-const PROC_SUPER_MAGIC: u64 = 0x9fa0;
-
 /// One allowed directory: a capability handle plus the spellings clients use.
 #[derive(Debug)]
 pub struct Root {
@@ -83,9 +80,7 @@ pub fn open(given: &Path) -> Result<Root, RootError> {
             });
         }
     };
-    if let Ok(st) = rustix::fs::fstatfs(&dir)
-        && st.f_type as u64 == PROC_SUPER_MAGIC
-    {
+    if crate::fs::sys::is_procfs(&dir) {
         return Err(RootError::Procfs(lossy));
     }
     let absolute = std::path::absolute(given).map_err(|source| RootError::Open {

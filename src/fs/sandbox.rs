@@ -7,6 +7,7 @@
 //! the calling thread and its future children.
 //! May touch: the root handles (as rule anchors).
 
+#[cfg(target_os = "linux")]
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus,
@@ -27,6 +28,8 @@ pub enum Status {
     },
     /// The kernel has no Landlock.
     Unavailable,
+    /// The platform has no Landlock (macOS).
+    Unsupported,
     /// `--no-landlock` was given.
     Disabled,
 }
@@ -47,13 +50,21 @@ impl std::fmt::Display for Status {
                 }
             ),
             Status::Unavailable => write!(f, "unavailable on this kernel; running without it"),
+            Status::Unsupported => write!(f, "not available on this platform; running without it"),
             Status::Disabled => write!(f, "disabled by --no-landlock"),
         }
     }
 }
 
+/// Landlock exists only on Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn restrict(_roots: &[&Root], _read_only: bool) -> Result<Status, String> {
+    Ok(Status::Unsupported)
+}
+
 /// Restricts the calling thread (and every thread it starts later) to the
 /// roots. `read_only` grants only read access beneath them.
+#[cfg(target_os = "linux")]
 pub fn restrict(roots: &[&Root], read_only: bool) -> Result<Status, String> {
     let abi = ABI::V6;
     let all = AccessFs::from_all(abi);
@@ -88,13 +99,19 @@ pub fn restrict(roots: &[&Root], read_only: bool) -> Result<Status, String> {
 }
 
 /// Sets `no_new_privs` (Landlock sets it too; this covers `--no-landlock`).
+/// Linux only; macOS has no such flag.
+#[cfg(not(target_os = "linux"))]
+pub fn no_new_privs() {}
+
+/// Sets `no_new_privs` (Landlock sets it too; this covers `--no-landlock`).
+#[cfg(target_os = "linux")]
 pub fn no_new_privs() {
     if let Err(e) = rustix::thread::set_no_new_privs(true) {
         tracing::warn!(error = %e, "could not set no_new_privs");
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)] // the test checks ambient access is refused
 mod tests {
     use super::*;

@@ -11,14 +11,15 @@
 //! only (names from `getdents`, never `.` or `..`, never containing `/`).
 
 use std::ffi::{OsStr, OsString};
+use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
-use cap_std::fs::Dir;
-use rustix::fs::{AtFlags, FileType, RawDir};
+use rustix::fs::{AtFlags, FileType};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
+use crate::fs::scope::Target;
 pub use crate::text::fmt::Truncation;
 
 /// What an entry is, never following a symlink.
@@ -57,10 +58,12 @@ impl Entry {
     }
 }
 
-/// Reads the entries of a directory handle, sorted by name
-/// in byte order. With `sizes`, regular files and directories get their
-/// size from `lstat`.
-pub fn read_entries(dir: Dir, sizes: bool, max: usize, given: &str) -> Result<(Vec<Entry>, bool)> {
+/// Reads the entries of the directory `t` names, sorted by name in byte
+/// order, at most `max` of them (the flag says whether there were more).
+/// With `sizes`, regular files and directories get their size from `lstat`.
+pub fn read_entries(t: &Target, sizes: bool, max: usize) -> Result<(Vec<Entry>, bool)> {
+    let given = t.given.as_str();
+    let dir = t.open_dir("scandir")?;
     // cap-std's directory handles may be `O_PATH`, which `getdents` refuses:
     // open the directory itself (`.`) for reading.
     let fd = rustix::fs::openat(
@@ -75,7 +78,7 @@ pub fn read_entries(dir: Dir, sizes: bool, max: usize, given: &str) -> Result<(V
 
 /// Reads the entries of the directory `fd`, which the caller owns (its file
 /// offset moves), sorted by name in byte order. One `getdents64` buffer, no
-/// re-opening of the directory.
+/// re-opening of the directory on Linux (see [`super::sys::read_dir`]).
 pub fn read_entries_fd(
     fd: &OwnedFd,
     sizes: bool,
@@ -83,26 +86,22 @@ pub fn read_entries_fd(
     given: &str,
 ) -> Result<(Vec<Entry>, bool)> {
     let scandir = |e: rustix::io::Errno| Error::io("scandir", given, &std::io::Error::from(e));
-    let mut buf: Vec<u8> = Vec::with_capacity(32 * 1024);
-    let mut iter = RawDir::new(fd, buf.spare_capacity_mut());
     let mut out = Vec::new();
     let mut truncated = false;
-    while let Some(entry) = iter.next() {
-        let entry = entry.map_err(scandir)?;
-        let bytes = entry.file_name().to_bytes();
+    super::sys::read_dir(fd, |file_name, ft| {
+        let bytes = file_name.to_bytes();
         if bytes == b"." || bytes == b".." {
-            continue;
+            return ControlFlow::Continue(());
         }
         if out.len() >= max {
             truncated = true;
-            break;
+            return ControlFlow::Break(());
         }
-        let ft = entry.file_type();
         let mut kind = kind_of(ft);
         let mut size = None;
         if ft == FileType::Unknown || (sizes && matches!(kind, Kind::File | Kind::Dir)) {
             // lstat of one entry name: fstatat(fd, name, AT_SYMLINK_NOFOLLOW).
-            if let Ok(st) = rustix::fs::statat(fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW) {
+            if let Ok(st) = rustix::fs::statat(fd, file_name, AtFlags::SYMLINK_NOFOLLOW) {
                 kind = kind_of(FileType::from_raw_mode(st.st_mode));
                 if matches!(kind, Kind::File | Kind::Dir) {
                     size = Some(u64::try_from(st.st_size).unwrap_or(0));
@@ -122,7 +121,9 @@ pub fn read_entries_fd(
             kind,
             size,
         });
-    }
+        ControlFlow::Continue(())
+    })
+    .map_err(scandir)?;
     out.sort_by(|a, b| a.os_name().as_bytes().cmp(b.os_name().as_bytes()));
     Ok((out, truncated))
 }

@@ -6,7 +6,6 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::list_directory::open_dir;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
@@ -135,7 +134,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         ctx.limits.max_pattern_bytes,
         ctx.limits.max_exclude_patterns,
     )?;
-    let dir = open_dir(ctx, &p.path)?;
+    let dir = ctx.scope.resolve(&p.path)?.open_dir("scandir")?;
     let limits = ctx.walk_limits();
     let visitor = Exclude {
         excludes: &excludes,

@@ -5,8 +5,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
-use crate::error::{Error, Result};
-use crate::fs::scope::Target;
+use crate::error::Result;
 use crate::fs::walk::{self, Kind};
 
 /// The tool description.
@@ -43,24 +42,10 @@ pub fn prefix(kind: Kind) -> &'static str {
     }
 }
 
-/// Opens the directory a client path names (following in-root symlinks).
-pub fn open_dir(ctx: &Ctx, path: &str) -> Result<cap_std::fs::Dir> {
-    open_target_dir(&ctx.scope.resolve(path)?)
-}
-
-/// Opens the directory an already resolved target names, beneath its root.
-pub fn open_target_dir(t: &Target) -> Result<cap_std::fs::Dir> {
-    t.root
-        .dir
-        .open_dir(t.rel())
-        .map_err(|e| Error::io("scandir", &t.given, &e))
-}
-
 /// Lists the directory in byte order of names.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
-    let dir = open_dir(ctx, &p.path)?;
-    let (entries, truncated) =
-        walk::read_entries(dir, false, ctx.limits.max_list_entries, &p.path)?;
+    let t = ctx.scope.resolve(&p.path)?;
+    let (entries, truncated) = walk::read_entries(&t, false, ctx.limits.max_list_entries)?;
     let mut lines: Vec<String> = entries
         .iter()
         .map(|e| format!("{} {}", prefix(e.kind), e.name))

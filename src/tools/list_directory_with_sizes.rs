@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::list_directory::{open_dir, prefix};
+use super::list_directory::prefix;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::walk::{self, Kind};
@@ -128,9 +128,8 @@ pub fn collate(a: &str, b: &str) -> Ordering {
 
 /// Lists with sizes and the summary lines.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
-    let dir = open_dir(ctx, &p.path)?;
-    let (mut entries, truncated) =
-        walk::read_entries(dir, true, ctx.limits.max_list_entries, &p.path)?;
+    let t = ctx.scope.resolve(&p.path)?;
+    let (mut entries, truncated) = walk::read_entries(&t, true, ctx.limits.max_list_entries)?;
     match p.sort_by {
         SortBy::Name => entries.sort_by(|a, b| collate(&a.name, &b.name)),
         SortBy::Size => entries.sort_by_key(|e| std::cmp::Reverse(e.size.unwrap_or(0))),

@@ -4,7 +4,6 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::list_directory::open_target_dir;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::scope::join_display;
@@ -110,7 +109,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     )?;
     // Resolve once: the walk and the printed paths use the same root.
     let t = ctx.scope.resolve(&p.path)?;
-    let dir = open_target_dir(&t)?;
+    let dir = t.open_dir("scandir")?;
     let base = join_display(&t.root.display, &t.segs);
     let base = base.trim_end_matches('/');
     let limits = ctx.walk_limits();

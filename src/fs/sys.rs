@@ -1,0 +1,72 @@
+//! The platform split of the capability core, in one place.
+//!
+//! Owns: the calls that differ between Linux and the portable (macOS)
+//! backend. Linux reads directories with `getdents64` into one buffer
+//! (rustix's `RawDir`), and tells procfs apart by `fstatfs`; the portable
+//! backend reads directories with `readdir` (rustix's `Dir`, `fdopendir`
+//! on a duplicate of the descriptor). Everything else (cap-std's
+//! resolution, `renameat_with(NOREPLACE)`, which rustix maps to
+//! `renameat2` on Linux and `renameatx_np(RENAME_EXCL)` on macOS) is the
+//! same code on both. Landlock and the allocator tuning are Linux-only and
+//! live in [`super::sandbox`] and the binary.
+//!
+//! The portable backend is what macOS builds use; on Linux the cargo
+//! feature `portable` forces it, so the whole test suite runs through it
+//! here too.
+//! May touch: directory descriptors it is given.
+
+use std::ffi::CStr;
+use std::os::fd::OwnedFd;
+
+use rustix::fs::FileType;
+use rustix::io::Errno;
+
+/// Calls `f` with the name and type of each entry of the directory `fd`
+/// (including `.` and `..`), until `f` says to stop. The directory's file
+/// offset moves.
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
+pub fn read_dir(
+    fd: &OwnedFd,
+    mut f: impl FnMut(&CStr, FileType) -> std::ops::ControlFlow<()>,
+) -> Result<(), Errno> {
+    let mut buf: Vec<u8> = Vec::with_capacity(32 * 1024);
+    let mut iter = rustix::fs::RawDir::new(fd, buf.spare_capacity_mut());
+    while let Some(entry) = iter.next() {
+        let entry = entry?;
+        if f(entry.file_name(), entry.file_type()).is_break() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Calls `f` with the name and type of each entry of the directory `fd`
+/// (including `.` and `..`), until `f` says to stop.
+#[cfg(any(not(target_os = "linux"), feature = "portable"))]
+pub fn read_dir(
+    fd: &OwnedFd,
+    mut f: impl FnMut(&CStr, FileType) -> std::ops::ControlFlow<()>,
+) -> Result<(), Errno> {
+    let mut dir = rustix::fs::Dir::read_from(fd)?;
+    while let Some(entry) = dir.read() {
+        let entry = entry?;
+        if f(entry.file_name(), entry.file_type()).is_break() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `dir` lives on procfs, whose magic links tuls refuses to serve.
+#[cfg(target_os = "linux")]
+pub fn is_procfs(dir: &cap_std::fs::Dir) -> bool {
+    /// procfs's `f_type`.
+    const PROC_SUPER_MAGIC: u64 = 0x9fa0;
+    rustix::fs::fstatfs(dir).is_ok_and(|st| st.f_type as u64 == PROC_SUPER_MAGIC)
+}
+
+/// Whether `dir` lives on procfs (there is none off Linux).
+#[cfg(not(target_os = "linux"))]
+pub fn is_procfs(_dir: &cap_std::fs::Dir) -> bool {
+    false
+}
