@@ -60,9 +60,134 @@ enum Mirror<'a> {
     },
 }
 
-/// Serializes one message; a successful tool result gets its
-/// `structuredContent` written from its one content block.
+/// A text reply at least this long is escaped once and spliced into its
+/// frame twice ([`Splice`]); shorter ones go straight through serde.
+const SPLICE_MIN_BYTES: usize = 4096;
+
+/// The escaped-text buffer is kept for the next reply up to this capacity
+/// (so a run of large reads does not fault a fresh buffer in each time);
+/// a larger one is freed after its reply.
+const KEEP_ESCAPED_BYTES: usize = 32 << 20;
+
+/// Scratch space the writer reuses: a large text reply is escaped once
+/// into `escaped`, its frame is serialized with an unguessable marker in
+/// place of the text (twice: the content block and `structuredContent`),
+/// and the escaped bytes are written at both marks.
+struct Splice {
+    /// A random marker no client can predict (it could otherwise plant it
+    /// in a request id, which is echoed in the frame).
+    marker: String,
+    /// The marker as it appears in serialized JSON.
+    quoted: Vec<u8>,
+    escaped: Vec<u8>,
+    frame: Vec<u8>,
+}
+
+impl Splice {
+    fn new() -> Self {
+        let mut nonce = [0u8; 16];
+        // Without randomness the marker is still unusual; the frame check
+        // below (exactly two occurrences) keeps the output correct anyway.
+        let _ = getrandom::fill(&mut nonce);
+        let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        let marker = format!("tuls-text-{hex}");
+        Self {
+            quoted: format!("\"{marker}\"").into_bytes(),
+            marker,
+            escaped: Vec::new(),
+            frame: Vec::new(),
+        }
+    }
+
+    /// Writes a successful text result whose text is large: escape once,
+    /// write twice. Gives the message back when it does not apply.
+    fn write<W: std::io::Write>(
+        &mut self,
+        out: &mut W,
+        mut item: TxJsonRpcMessage<RoleServer>,
+    ) -> std::io::Result<Option<TxJsonRpcMessage<RoleServer>>> {
+        let JsonRpcMessage::Response(resp) = &mut item else {
+            return Ok(Some(item));
+        };
+        let ServerResult::CallToolResult(r) = &mut resp.result else {
+            return Ok(Some(item));
+        };
+        if !mirrors(r) {
+            return Ok(Some(item));
+        }
+        let Some(rmcp::model::ContentBlock::Text(t)) = r.content.first_mut() else {
+            return Ok(Some(item));
+        };
+        if t.text.len() < SPLICE_MIN_BYTES {
+            return Ok(Some(item));
+        }
+        let text = std::mem::replace(&mut t.text, self.marker.clone());
+        self.frame.clear();
+        write_framed(&mut self.frame, &item)?;
+        let parts = split_twice(&self.frame, &self.quoted);
+        let Some((head, middle, tail)) = parts else {
+            // Cannot happen with a random marker; stay correct regardless.
+            if let JsonRpcMessage::Response(resp) = &mut item
+                && let ServerResult::CallToolResult(r) = &mut resp.result
+                && let Some(rmcp::model::ContentBlock::Text(t)) = r.content.first_mut()
+            {
+                t.text = text;
+            }
+            return Ok(Some(item));
+        };
+        drop(item);
+        self.escaped.clear();
+        crate::text::json::escape_into(&mut self.escaped, &text);
+        drop(text);
+        out.write_all(head)?;
+        out.write_all(&self.escaped)?;
+        out.write_all(middle)?;
+        out.write_all(&self.escaped)?;
+        out.write_all(tail)?;
+        if self.escaped.capacity() > KEEP_ESCAPED_BYTES {
+            self.escaped = Vec::new();
+        }
+        Ok(None)
+    }
+}
+
+/// `frame` cut at the only two occurrences of `mark`, or `None`.
+fn split_twice<'a>(frame: &'a [u8], mark: &[u8]) -> Option<(&'a [u8], &'a [u8], &'a [u8])> {
+    let find = |from: usize| {
+        frame
+            .get(from..)?
+            .windows(mark.len())
+            .position(|w| w == mark)
+            .map(|i| i + from)
+    };
+    let first = find(0)?;
+    let second = find(first + mark.len())?;
+    if find(second + mark.len()).is_some() {
+        return None;
+    }
+    Some((
+        frame.get(..first)?,
+        frame.get(first + mark.len()..second)?,
+        frame.get(second + mark.len()..)?,
+    ))
+}
+
+/// Serializes one message; a large successful text result is escaped once
+/// ([`Splice`]).
 fn write_message<W: std::io::Write>(
+    out: &mut W,
+    item: TxJsonRpcMessage<RoleServer>,
+    splice: &mut Splice,
+) -> std::io::Result<()> {
+    match splice.write(out, item)? {
+        None => Ok(()),
+        Some(item) => write_framed(out, &item),
+    }
+}
+
+/// Serializes one message through serde; a successful tool result gets its
+/// `structuredContent` written from its one content block.
+fn write_framed<W: std::io::Write>(
     out: &mut W,
     item: &TxJsonRpcMessage<RoleServer>,
 ) -> std::io::Result<()> {
@@ -159,19 +284,20 @@ fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
         64 * 1024,
         std::io::stdout().lock(),
     ));
+    let mut splice = Splice::new();
     while let Some(first) = rx.blocking_recv() {
         let mut next = Some(first);
         while let Some(item) = next.take() {
             let before = out.count;
-            let written = match &item {
-                Out::Message(msg) => write_message(&mut out, msg),
+            // The message is consumed (and so freed) as it is written.
+            let written = match item {
+                Out::Message(msg) => write_message(&mut out, msg, &mut splice),
                 Out::NullIdError(error) => serde_json::to_writer(
                     &mut out,
                     &serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error}),
                 )
                 .map_err(std::io::Error::other),
             };
-            drop(item);
             if written.and_then(|()| out.write_all(b"\n")).is_err() {
                 return;
             }
@@ -451,9 +577,10 @@ mod tests {
         let msg = |r: CallToolResult| -> TxJsonRpcMessage<RoleServer> {
             JsonRpcMessage::response(ServerResult::CallToolResult(r), RequestId::Number(3))
         };
-        let wire = |r: CallToolResult| -> serde_json::Value {
+        let mut splice = Splice::new();
+        let mut wire = |r: CallToolResult| -> serde_json::Value {
             let mut out = Vec::new();
-            write_message(&mut out, &msg(r)).unwrap();
+            write_message(&mut out, msg(r), &mut splice).unwrap();
             serde_json::from_slice(&out).unwrap()
         };
         let text = "line1\n\"quoted\" é";
@@ -479,6 +606,33 @@ mod tests {
 
         let err = CallToolResult::error(vec![ContentBlock::text("no")]);
         assert!(wire(err)["result"].get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn large_text_is_spliced_byte_for_byte_as_serde_writes_it() {
+        use rmcp::model::ContentBlock;
+        let mut splice = Splice::new();
+        let big: String = (0..3000)
+            .map(|i| format!("line {i}: \"q\" \\ \t é\u{1}\n"))
+            .collect();
+        for id in [
+            RequestId::Number(7),
+            RequestId::String(splice.marker.clone().into()),
+        ] {
+            let r = CallToolResult::success(vec![ContentBlock::text(big.clone())]);
+            let m = |r: CallToolResult| -> TxJsonRpcMessage<RoleServer> {
+                JsonRpcMessage::response(ServerResult::CallToolResult(r), id.clone())
+            };
+            let mut plain = Vec::new();
+            write_framed(&mut plain, &m(r.clone())).unwrap();
+            let mut spliced = Vec::new();
+            write_message(&mut spliced, m(r), &mut splice).unwrap();
+            assert_eq!(
+                String::from_utf8(spliced).unwrap(),
+                String::from_utf8(plain).unwrap()
+            );
+        }
+        assert!(big.len() >= SPLICE_MIN_BYTES);
     }
 
     async fn lines(input: &[u8], max: usize) -> Vec<Line> {

@@ -353,8 +353,13 @@ fn write_file_survives_kill_9_mid_write() {
     let window = full.as_micros().max(1000) as u64 * 3 / 2;
     let temp_window = phase.as_micros().max(200) as u64 * 3 / 2;
     let (mut kept_old, mut got_new, mut temps_left) = (0, 0, 0);
-    let deadline = Instant::now() + Duration::from_secs(14);
-    for round in 0..20 {
+    // A slow (#[ignore]d) test: on a loaded machine the calibrated windows
+    // are noisy, so it goes on, bounded, until a kill has landed mid-write.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for round in 0..40 {
+        if round >= 8 && temps_left > 0 {
+            break;
+        }
         if Instant::now() > deadline {
             eprintln!("stopping after {round} rounds to stay within the time budget");
             break;
