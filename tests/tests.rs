@@ -16,9 +16,13 @@ mod suite {
     mod create_directory;
     mod edit;
     mod escape;
+    mod forged_names;
     mod info;
+    mod keep_acl;
     mod list;
     mod move_file;
+    mod moved_out;
+    mod no_host_paths;
     mod policy;
     mod protocol;
     mod race;
