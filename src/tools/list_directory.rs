@@ -8,6 +8,7 @@ use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::scope::Target;
 use crate::fs::walk::{self, Kind};
+use crate::text::fmt::printable;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.";
@@ -63,7 +64,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         walk::read_entries(dir, false, ctx.limits.max_list_entries, &p.path)?;
     let mut lines: Vec<String> = entries
         .iter()
-        .map(|e| format!("{} {}", prefix(e.kind), e.name))
+        .map(|e| format!("{} {}", prefix(e.kind), printable(&e.name)))
         .collect();
     if truncated {
         lines.push(crate::text::fmt::list_truncated_line(

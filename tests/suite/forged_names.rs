@@ -31,11 +31,20 @@ fn fixture() -> TestEnv {
 /// No control character but the line breaks tuls itself puts there.
 #[track_caller]
 fn assert_clean(tool: &str, text: &str) {
-    let bad: Vec<char> = text.chars().filter(|c| *c != '\n' && c.is_control()).collect();
-    assert!(bad.is_empty(), "{tool}: raw control characters {bad:?} in {text:?}");
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|c| *c != '\n' && c.is_control())
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{tool}: raw control characters {bad:?} in {text:?}"
+    );
     for line in text.lines() {
         for forged in ["[DIR] secrets", "[FILE] fake", "[FILE] inner"] {
-            assert!(!line.starts_with(forged), "{tool}: forged line {line:?} in {text:?}");
+            assert!(
+                !line.starts_with(forged),
+                "{tool}: forged line {line:?} in {text:?}"
+            );
         }
     }
 }

@@ -20,7 +20,10 @@ pub fn have(tool: &str) -> bool {
         .is_ok_and(|o| o.status.success());
     if !ok {
         let ci = std::env::var("CI").is_ok_and(|v| v == "1" || v == "true");
-        assert!(!ci, "{tool} is missing and CI=1 (`apt-get install -y acl attr strace`)");
+        assert!(
+            !ci,
+            "{tool} is missing and CI=1 (`apt-get install -y acl attr strace`)"
+        );
         eprintln!("skipping: {tool} is not installed");
     }
     ok
@@ -42,7 +45,10 @@ fn run(cmd: &str, args: &[&str]) -> String {
 fn access(p: &Path) -> (String, String, u32) {
     let s = p.to_str().expect("utf-8");
     let acl = run("getfacl", &["--omit-header", "-n", "-p", s]);
-    let xattrs = run("getfattr", &["-d", "-m", "-", "-e", "hex", "--absolute-names", s]);
+    let xattrs = run(
+        "getfattr",
+        &["-d", "-m", "-", "-e", "hex", "--absolute-names", s],
+    );
     let mode = std::fs::metadata(p).expect("stat").permissions().mode() & 0o7777;
     (acl, xattrs, mode)
 }
@@ -61,7 +67,11 @@ fn write_and_edit_keep_acl_and_xattrs() {
     let before = access(&f);
     assert!(before.0.contains("user:4242:rw-"), "{}", before.0);
     assert!(before.1.contains("user.x="), "{}", before.1);
-    assert!(before.1.contains("system.posix_acl_access="), "{}", before.1);
+    assert!(
+        before.1.contains("system.posix_acl_access="),
+        "{}",
+        before.1
+    );
 
     let server = Server::start(&args![env.root()]);
     server
@@ -92,7 +102,12 @@ fn a_default_acl_of_the_directory_does_not_widen_a_replaced_file() {
     // Set after the file exists: new files in `d` get user 4243 rwx, `f` has no ACL.
     run(
         "setfacl",
-        &["-d", "-m", "user:4243:rwx", env.path("d").to_str().expect("utf-8")],
+        &[
+            "-d",
+            "-m",
+            "user:4243:rwx",
+            env.path("d").to_str().expect("utf-8"),
+        ],
     );
     let before = access(&f);
     assert!(!before.0.contains("4243"), "{}", before.0);
@@ -111,7 +126,10 @@ fn setuid_and_setgid_are_dropped() {
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o6755)).expect("chmod");
     let server = Server::start(&args![env.root()]);
     server
-        .call("write_file", json!({"path": f, "content": "#!/bin/sh\necho\n"}))
+        .call(
+            "write_file",
+            json!({"path": f, "content": "#!/bin/sh\necho\n"}),
+        )
         .assert_ok();
     let mode = std::fs::metadata(&f).expect("stat").permissions().mode() & 0o7777;
     assert_eq!(mode, 0o755);

@@ -52,7 +52,10 @@ fn no_path_syscall_after_startup_names_a_host_path() {
         writeln!(stdin, "{line}").expect("write request");
         loop {
             let mut buf = String::new();
-            assert!(stdout.read_line(&mut buf).expect("read reply") > 0, "server exited");
+            assert!(
+                stdout.read_line(&mut buf).expect("read reply") > 0,
+                "server exited"
+            );
             let v: Value = serde_json::from_str(&buf).expect("json reply");
             if v["id"] == json!(id) {
                 return v;
@@ -71,21 +74,51 @@ fn no_path_syscall_after_startup_names_a_host_path() {
         ("read_text_file", json!({"path": p("chain")})),
         ("read_text_file", json!({"path": p("a.txt"), "head": 1})),
         ("read_media_file", json!({"path": p("img.png")})),
-        ("read_multiple_files", json!({"paths": [p("a.txt"), p("link")]})),
-        ("write_file", json!({"path": p("new.txt"), "content": "n\n"})),
-        ("write_file", json!({"path": p("link"), "content": "via link\n"})),
-        ("write_file", json!({"path": p("chain"), "content": "via chain\n"})),
-        ("write_file", json!({"path": p("sub/up"), "content": "via up\n"})),
-        ("edit_file", json!({"path": p("chain"), "edits": [{"oldText": "via", "newText": "by"}]})),
-        ("edit_file", json!({"path": p("a.txt"), "edits": [{"oldText": "via", "newText": "x"}], "dryRun": true})),
+        (
+            "read_multiple_files",
+            json!({"paths": [p("a.txt"), p("link")]}),
+        ),
+        (
+            "write_file",
+            json!({"path": p("new.txt"), "content": "n\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": p("link"), "content": "via link\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": p("chain"), "content": "via chain\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": p("sub/up"), "content": "via up\n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": p("chain"), "edits": [{"oldText": "via", "newText": "by"}]}),
+        ),
+        (
+            "edit_file",
+            json!({"path": p("a.txt"), "edits": [{"oldText": "via", "newText": "x"}], "dryRun": true}),
+        ),
         ("create_directory", json!({"path": p("made/here")})),
         ("list_directory", json!({"path": p("")})),
-        ("list_directory_with_sizes", json!({"path": p("sub"), "sortBy": "size"})),
+        (
+            "list_directory_with_sizes",
+            json!({"path": p("sub"), "sortBy": "size"}),
+        ),
         ("directory_tree", json!({"path": p("")})),
-        ("search_files", json!({"path": p(""), "pattern": "**/*.txt"})),
+        (
+            "search_files",
+            json!({"path": p(""), "pattern": "**/*.txt"}),
+        ),
         ("search_files", json!({"path": ".", "pattern": "*"})),
         ("get_file_info", json!({"path": p("link")})),
-        ("move_file", json!({"source": p("new.txt"), "destination": p("made/new.txt")})),
+        (
+            "move_file",
+            json!({"source": p("new.txt"), "destination": p("made/new.txt")}),
+        ),
     ];
     for (tool, args) in calls {
         let reply = rpc("tools/call", Some(json!({"name": tool, "arguments": args})));
