@@ -31,7 +31,7 @@ use std::sync::Arc;
 use cap_std::fs::PermissionsExt;
 use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permissions};
 
-use rustix::fs::{Mode, OFlags, XattrFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, XattrFlags, renameat_with};
 use rustix::io::Errno;
 
 use crate::error::{Error, Result};
@@ -352,9 +352,81 @@ impl Dest {
         // The directory must still be where the root leads: one moved out of
         // the root since it was opened would take the new file with it.
         self.check_parent()?;
-        self.parent
-            .rename(tmp, &self.parent, &self.leaf)
-            .map_err(|e| Error::io("rename", given, &e))
+        let ours = f.metadata().map_err(|e| Error::io("write", given, &e))?;
+        self.put_in_place(tmp, (ours.dev(), ours.ino()))
+    }
+
+    /// Puts the temp file in place, then makes sure it did not land in a
+    /// directory moved out of the root between [`Dest::check_parent`] and
+    /// the rename; if it did, the write is undone there.
+    ///
+    /// Over an existing file the temp file is swapped in with
+    /// `RENAME_EXCHANGE`, so the old file is still at hand (under the temp
+    /// name) and can be swapped back; it is unlinked once the new one is
+    /// known to be in place. Elsewhere (a new file, or a filesystem without
+    /// exchange) it is a plain rename, and an undo can only remove the new
+    /// file.
+    fn put_in_place(&self, tmp: &str, ours: (u64, u64)) -> Result<()> {
+        let given = self.given.as_str();
+        let exchanged = self.existing.is_some()
+            && match renameat_with(
+                &self.parent,
+                tmp,
+                &self.parent,
+                self.leaf.as_str(),
+                RenameFlags::EXCHANGE,
+            ) {
+                Ok(()) => true,
+                // Gone meanwhile (a plain write creates it), or no exchange
+                // on this filesystem: a plain rename.
+                Err(Errno::NOENT | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => false,
+                Err(e) => return Err(Error::io("rename", given, &e.into())),
+            };
+        if exchanged {
+            // A rename would refuse to replace a directory; so does this.
+            let swapped_out = rustix::fs::statat(&self.parent, tmp, AtFlags::SYMLINK_NOFOLLOW);
+            let is_dir = swapped_out
+                .map(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+                .unwrap_or(true);
+            if is_dir {
+                self.swap_back(tmp);
+                return Err(is_a_directory(given));
+            }
+        } else {
+            self.parent
+                .rename(tmp, &self.parent, &self.leaf)
+                .map_err(|e| Error::io("rename", given, &e))?;
+        }
+        if !still_reached(&self.root, &self.parent_rel, &self.parent) {
+            // Moved out between the check and the rename: undo it there.
+            if exchanged {
+                self.swap_back(tmp); // the caller removes the temp name
+            } else if let Ok(st) =
+                rustix::fs::statat(&self.parent, self.leaf.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                && (st.st_dev, st.st_ino) == ours
+            {
+                let _ = rustix::fs::unlinkat(&self.parent, self.leaf.as_str(), AtFlags::empty());
+            }
+            return Err(Error::DirectoryMoved {
+                path: given.to_owned(),
+            });
+        }
+        if exchanged && let Err(e) = rustix::fs::unlinkat(&self.parent, tmp, AtFlags::empty()) {
+            tracing::warn!(error = %e, "cannot remove the replaced file's old inode");
+        }
+        Ok(())
+    }
+
+    fn swap_back(&self, tmp: &str) {
+        if let Err(e) = renameat_with(
+            &self.parent,
+            tmp,
+            &self.parent,
+            self.leaf.as_str(),
+            RenameFlags::EXCHANGE,
+        ) {
+            tracing::warn!(error = %e, "cannot swap the old file back");
+        }
     }
 
     /// Refuses when the parent handle is no longer the directory a fresh

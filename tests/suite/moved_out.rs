@@ -58,7 +58,8 @@ fn race(env: &TestEnv, server: &Server) -> (Vec<String>, usize, usize) {
             if Instant::now() > deadline {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(3));
+            // Short stays catch writes in flight; long ones let writes finish.
+            std::thread::sleep(Duration::from_millis(if k % 2 == 0 { 2 } else { 15 }));
             let out = held.join(k.to_string());
             std::fs::rename(&sub, &out).expect("move sub out");
             // What is there once it is out; anything newer was created outside.
