@@ -37,6 +37,7 @@ use rustix::io::Errno;
 use crate::error::{Error, Result};
 use crate::fs::file;
 use crate::fs::scope::{Target, still_reached};
+use crate::limits::{MAX_SYMLINK_HOPS, MAX_XATTR_BYTES};
 use crate::text::fmt::printable;
 
 /// Bytes of the target's name kept in a temp file's name, so the whole name
@@ -45,14 +46,6 @@ const TEMP_NAME_KEEP: usize = 200;
 
 /// Attempts at finding an unused temp name before giving up.
 const TEMP_ATTEMPTS: usize = 4;
-
-/// Symbolic links followed for one write before `ELOOP`, as the kernel's
-/// `MAXSYMLINKS`.
-const MAX_SYMLINK_HOPS: usize = 40;
-
-/// The largest extended-attribute list and value Linux allows
-/// (`XATTR_LIST_MAX`, `XATTR_SIZE_MAX`): what one copy can hold.
-const XATTR_MAX_BYTES: usize = 64 << 10;
 
 /// Whether [`Dest::replace`] first checks that the file is still the one
 /// [`Dest::locate`] saw.
@@ -503,7 +496,7 @@ fn xattr_names(fd: impl AsFd) -> std::result::Result<Vec<std::ffi::CString>, Err
     if n == 0 {
         return Ok(Vec::new());
     }
-    if n > XATTR_MAX_BYTES {
+    if n > MAX_XATTR_BYTES {
         return Err(Errno::TOOBIG);
     }
     let mut buf = vec![0u8; n];
@@ -524,7 +517,7 @@ fn xattr_value(fd: impl AsFd, name: &CStr) -> std::result::Result<Option<Vec<u8>
         Err(Errno::NODATA) => return Ok(None),
         Err(e) => return Err(e),
     };
-    if n > XATTR_MAX_BYTES {
+    if n > MAX_XATTR_BYTES {
         return Err(Errno::TOOBIG);
     }
     let mut buf = vec![0u8; n];
@@ -789,5 +782,26 @@ mod tests {
                 .starts_with("EISDIR")
         );
         assert_eq!(root.dir.read("sub/real").unwrap(), b"via");
+    }
+
+    #[test]
+    fn chained_and_climbing_links_are_followed_hop_by_hop_and_loops_end() {
+        let (_tmp, root) = root();
+        root.dir.create_dir("sub").unwrap();
+        root.dir.create_dir("sub/deeper").unwrap();
+        root.dir.write("top.txt", "t").unwrap();
+        root.dir.symlink("../top.txt", "sub/up").unwrap();
+        root.dir.symlink("sub/up", "chain").unwrap();
+        // `sub/deeper/..` is resolved by the kernel: `sub`, whatever the string says.
+        root.dir.symlink("deeper/../up", "sub/round").unwrap();
+        write(&target(&root, "chain"), b"1").unwrap();
+        assert_eq!(root.dir.read("top.txt").unwrap(), b"1");
+        write(&target(&root, "sub/round"), b"2").unwrap();
+        assert_eq!(root.dir.read("top.txt").unwrap(), b"2");
+        root.dir.symlink("l2", "l1").unwrap();
+        root.dir.symlink("l1", "l2").unwrap();
+        let err = write(&target(&root, "l1"), b"x").unwrap_err();
+        assert!(err.to_string().starts_with("ELOOP"), "{err}");
+        assert_eq!(names(&root), ["chain", "l1", "l2", "sub", "top.txt"]);
     }
 }
