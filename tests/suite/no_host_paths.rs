@@ -3,7 +3,8 @@
 //! line (roots opened, Landlock applied), no path-based syscall names an
 //! absolute path or resolves from the working directory (`AT_FDCWD`), through
 //! a session that calls every tool, including writes and edits through
-//! in-root symlinks (plain and chained) and walks that start the thread pools.
+//! in-root symlinks (plain and chained) and walks that start the thread pools,
+//! with a client root (opened beneath the CLI root after startup) in force.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command, Stdio};
@@ -11,7 +12,7 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::suite::keep_acl::have;
-use crate::util::{TestEnv, bin};
+use crate::util::{TestEnv, bin, file_uri};
 
 #[test]
 fn no_path_syscall_after_startup_names_a_host_path() {
@@ -41,6 +42,11 @@ fn no_path_syscall_after_startup_names_a_host_path() {
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut id = 0;
+    // The client root (the root itself, opened again beneath the CLI root
+    // after startup) is served on every `roots/list`.
+    let roots = json!({"roots": [{"uri": file_uri(env.root())}]});
+    let served = std::rc::Rc::new(std::cell::Cell::new(0));
+    let served_in = served.clone();
     let mut rpc = move |method: &str, params: Option<Value>| -> Value {
         let Some(params) = params else {
             let line = json!({"jsonrpc": "2.0", "method": method});
@@ -57,6 +63,12 @@ fn no_path_syscall_after_startup_names_a_host_path() {
                 "server exited"
             );
             let v: Value = serde_json::from_str(&buf).expect("json reply");
+            if v["method"] == json!("roots/list") {
+                let answer = json!({"jsonrpc": "2.0", "id": v["id"], "result": roots});
+                writeln!(stdin, "{answer}").expect("write roots");
+                served_in.set(served_in.get() + 1);
+                continue;
+            }
             if v["id"] == json!(id) {
                 return v;
             }
@@ -64,8 +76,10 @@ fn no_path_syscall_after_startup_names_a_host_path() {
     };
     rpc(
         "initialize",
-        Some(json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "strace-test", "version": "0"}})),
+        Some(
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {"listChanged": true}},
+               "clientInfo": {"name": "strace-test", "version": "0"}}),
+        ),
     );
     rpc("notifications/initialized", None);
     let p = |rel: &str| env.path_str(rel);
@@ -130,6 +144,10 @@ fn no_path_syscall_after_startup_names_a_host_path() {
     assert_eq!(env.read_string("sub/real.txt"), "by chain\n");
     assert_eq!(env.read_string("a.txt"), "via up\n");
     drop(rpc);
+    assert!(
+        served.get() > 0,
+        "the server never asked for the client roots"
+    );
     let _ = child.wait();
 
     let text = std::fs::read_to_string(&log).expect("strace log");
