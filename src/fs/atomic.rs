@@ -491,8 +491,13 @@ fn xattr_error(given: &str, name: &CStr, e: Errno) -> Error {
 }
 
 /// The names of `fd`'s extended attributes (those this process may see).
+/// A filesystem without extended attributes has none (an empty list).
 fn xattr_names(fd: impl AsFd) -> std::result::Result<Vec<std::ffi::CString>, Errno> {
-    let n = rustix::fs::flistxattr_query(&fd)?;
+    let n = match rustix::fs::flistxattr_query(&fd) {
+        Ok(n) => n,
+        Err(Errno::OPNOTSUPP) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
     if n == 0 {
         return Ok(Vec::new());
     }
