@@ -240,6 +240,31 @@ pub enum Error {
         /// The path as given.
         path: String,
     },
+    /// The directory a write, create or move acts in was moved (or replaced)
+    /// after tuls opened it beneath the root: the handle no longer leads
+    /// where a fresh resolve from the root does, so nothing is done there.
+    #[error(
+        "'{path}': its directory was moved while tuls worked in it; nothing was written, try again"
+    )]
+    DirectoryMoved {
+        /// The path as given.
+        path: String,
+    },
+    /// An extended attribute that carries access control (a POSIX ACL, a
+    /// security label) could not be given to the replacement file, so the
+    /// write was refused rather than replace the file with one that grants
+    /// more.
+    #[error(
+        "Refusing to write '{path}': its access control ({attr}) could not be kept on the new file ({reason}); the file was left unchanged"
+    )]
+    AccessControlNotKept {
+        /// The path as given.
+        path: String,
+        /// The attribute's name, control characters escaped.
+        attr: String,
+        /// The OS error.
+        reason: String,
+    },
     /// `move_file` onto an existing name.
     #[error("Destination already exists: {path}")]
     DestinationExists {

@@ -59,6 +59,14 @@ pub const MAX_BRACE_ALTERNATIVES: usize = 256;
 /// Bytes in one path argument. Linux's PATH_MAX is 4096.
 pub const MAX_PATH_BYTES: usize = 4096;
 
+/// Symbolic links followed for one write before `ELOOP` (the kernel's
+/// `MAXSYMLINKS`): a final in-root symlink is followed by tuls itself.
+pub const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Bytes of one extended-attribute list or value copied onto a replaced
+/// file (Linux's own `XATTR_LIST_MAX` and `XATTR_SIZE_MAX`).
+pub const MAX_XATTR_BYTES: usize = 64 * 1024;
+
 /// Edits per `edit_file` call.
 pub const MAX_EDITS: usize = 1024;
 

@@ -95,6 +95,11 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
             Err(e) => return config_error(e),
         }
     }
+    // Asked once, here: `available_parallelism` reads `/proc/self/cgroup`
+    // and `/sys/fs/cgroup`, which Landlock (and the one-ambient-site rule)
+    // forbid later. tokio and the walk pool get the count explicitly.
+    let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    crate::fs::tree::set_walk_threads(threads);
     let read_only = !policy.any_write();
     let landlock = if args.no_landlock {
         Status::Disabled
@@ -151,6 +156,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .worker_threads(threads)
         // Tool calls are short filesystem syscalls (nothing blocks on a FIFO);
         // a bounded pool keeps a burst of calls from spawning hundreds of
         // threads, each with its own stack and heap.

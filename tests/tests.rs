@@ -17,10 +17,14 @@ mod suite {
     mod create_directory;
     mod edit;
     mod escape;
+    mod forged_names;
     mod info;
+    mod keep_acl;
     mod landlock;
     mod list;
     mod move_file;
+    mod moved_out;
+    mod no_host_paths;
     mod policy;
     mod protocol;
     mod race;

@@ -3,30 +3,42 @@
 //!
 //! Owns: finding where a write lands and replacing the file there
 //! atomically. The destination is a parent directory opened beneath a root
-//! plus one plain name; a final symlink is followed *through the root
-//! handle* (`Dir::canonicalize`), so the link stays a link and its in-root
+//! plus one plain name; a final symlink is followed by tuls itself, one
+//! `readlinkat` at a time, each hop's directory opened *beneath the root
+//! handle* (never through `/proc`), so the link stays a link and its in-root
 //! target is written, while a link that leaves the root, an absolute one or
 //! a dangling one is refused. The replacement is a temp file created
 //! `O_CREAT|O_EXCL` with a random dot-name in that same directory, written,
-//! given the old file's permission bits (and owner, best effort) on its own
-//! handle, fsynced, renamed over the name, and the directory fsynced. On any
-//! failure before the rename the temp file is removed and the target is left
-//! byte-identical; a kill at any moment leaves the old or the new content,
-//! never a mix (at worst a stray `.<name>.tuls-<hex>.tmp`).
+//! given the old file's owner (best effort), permission bits (without
+//! setuid/setgid) and extended attributes (POSIX ACLs, security labels,
+//! `user.*`, `trusted.*`) on its own handle, fsynced, renamed over the name,
+//! and the directory fsynced. Just before the rename, the parent handle is
+//! checked to still be the directory a fresh resolve beneath the root
+//! reaches. On any failure before the rename the temp file is removed and
+//! the target is left byte-identical; a kill at any moment leaves the old or
+//! the new content, never a mix (at worst a stray `.<name>.tuls-<hex>.tmp`).
 //!
 //! Hand-written on purpose: cap-tempfile's `replace` needs `/proc`, which
 //! Landlock denies, and resets the mode.
 //!
 //! May touch: root `Dir`s and `Dir`s opened beneath them, by single names.
 
+use std::ffi::CStr;
 use std::io::{self, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
 
 use cap_std::fs::PermissionsExt;
 use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permissions};
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, XattrFlags, renameat_with};
+use rustix::io::Errno;
+
 use crate::error::{Error, Result};
 use crate::fs::file;
-use crate::fs::scope::Target;
+use crate::fs::scope::{Target, still_reached};
+use crate::limits::{MAX_SYMLINK_HOPS, MAX_XATTR_BYTES};
+use crate::text::fmt::printable;
 
 /// Bytes of the target's name kept in a temp file's name, so the whole name
 /// (`.` + name + `.tuls-` + 16 hex + `.tmp`) stays under `NAME_MAX` (255).
@@ -78,6 +90,10 @@ impl Stamp {
 /// plain entry name in it (never empty, `.`, `..`, or containing `/`).
 #[derive(Debug)]
 pub struct Dest {
+    /// The root handle the write was resolved from.
+    root: Arc<Dir>,
+    /// The parent's path beneath `root`, for the check before the rename.
+    parent_rel: String,
     parent: Dir,
     leaf: String,
     existing: Option<Stamp>,
@@ -96,15 +112,18 @@ impl Dest {
     /// is [`Error::DanglingSymlink`], and neither says where the link points.
     pub fn locate(t: &Target) -> Result<Dest> {
         let given = t.given.as_str();
-        let (parent_rel, leaf) = split(t)?;
-        let parent = open_parent(&t.root.dir, &parent_rel, given)?;
-        let md = match parent.symlink_metadata(&leaf) {
+        let root = &t.root.dir;
+        let (mut parent_rel, mut leaf) = split(t)?;
+        let mut parent = open_parent(root, &parent_rel, given)?;
+        let mut md = match parent.symlink_metadata(&leaf) {
             Ok(md) => md,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if t.trailing_slash {
                     return Err(is_a_directory(given));
                 }
                 return Ok(Dest {
+                    root: root.clone(),
+                    parent_rel,
                     parent,
                     leaf,
                     existing: None,
@@ -113,51 +132,58 @@ impl Dest {
             }
             Err(e) => return Err(Error::io("open", given, &e)),
         };
-        if !md.file_type().is_symlink() {
-            return Dest::existing(parent, leaf, &md, t.trailing_slash, given);
-        }
-        // A final symlink: write its in-root target, found through the root.
-        let rel = t.segs.join("/");
-        let canon = match t.root.dir.canonicalize(&rel) {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(Error::DanglingSymlink {
+        // A final symlink: write its in-root target, followed hop by hop,
+        // each hop's directory opened beneath the root by the kernel.
+        let mut hops = 0;
+        while md.file_type().is_symlink() {
+            hops += 1;
+            if hops > MAX_SYMLINK_HOPS {
+                return Err(Error::io("open", given, &Errno::LOOP.into()));
+            }
+            let link = rustix::fs::readlinkat(&parent, leaf.as_str(), Vec::new())
+                .map_err(|e| Error::io("open", given, &e.into()))?;
+            let link = link.to_str().map_err(|_| Error::InvalidPath {
+                path: given.to_owned(),
+                reason: "its symbolic link leads to a name that is not valid UTF-8",
+            })?;
+            if link.starts_with('/') {
+                return Err(Error::OutsideRoots {
                     path: given.to_owned(),
                 });
             }
-            Err(e) => return Err(Error::io("open", given, &e)),
-        };
-        let canon = canon.to_str().ok_or_else(|| Error::InvalidPath {
-            path: given.to_owned(),
-            reason: "its symbolic link leads to a name that is not valid UTF-8",
-        })?;
-        let segs: Vec<&str> = canon.split('/').filter(|s| !s.is_empty()).collect();
-        let Some((leaf, parent_segs)) = segs.split_last() else {
-            return Err(is_a_directory(given)); // the link leads to the root
-        };
-        if *leaf == "." || *leaf == ".." {
-            return Err(is_a_directory(given));
+            let (dir_part, last) = match link.rsplit_once('/') {
+                Some((d, l)) => (Some(d), l),
+                None => (None, link),
+            };
+            let next_rel = match dir_part {
+                Some(d) if !d.is_empty() => format!("{parent_rel}/{d}"),
+                _ => parent_rel.clone(),
+            };
+            if last.is_empty() || last == "." || last == ".." {
+                // The link names a directory (`sub/`, `.`, `..`): it must be
+                // one beneath the root.
+                let whole = format!("{next_rel}/{}", if last.is_empty() { "." } else { last });
+                return Err(match root.open_dir(&whole) {
+                    Ok(_) => is_a_directory(given),
+                    Err(e) => dangling_or(e, given),
+                });
+            }
+            parent = root
+                .open_dir(&next_rel)
+                .map_err(|e| dangling_or(e, given))?;
+            parent_rel = next_rel;
+            leaf = last.to_owned();
+            md = match parent.symlink_metadata(&leaf) {
+                Ok(md) => md,
+                Err(e) => return Err(dangling_or(e, given)),
+            };
         }
-        let parent_rel = if parent_segs.is_empty() {
-            ".".to_owned()
-        } else {
-            parent_segs.join("/")
-        };
-        let parent = open_parent(&t.root.dir, &parent_rel, given)?;
-        match parent.symlink_metadata(leaf) {
-            // A canonical path has no symlinks; one now means a concurrent swap.
-            Ok(md) if md.file_type().is_symlink() => Err(Error::Changed {
-                path: given.to_owned(),
-            }),
-            Ok(md) => Dest::existing(parent, (*leaf).to_owned(), &md, t.trailing_slash, given),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Changed {
-                path: given.to_owned(),
-            }),
-            Err(e) => Err(Error::io("open", given, &e)),
-        }
+        Dest::existing(root, parent_rel, parent, leaf, &md, t.trailing_slash, given)
     }
 
     fn existing(
+        root: &Arc<Dir>,
+        parent_rel: String,
         parent: Dir,
         leaf: String,
         md: &Metadata,
@@ -183,6 +209,8 @@ impl Dest {
             });
         }
         Ok(Dest {
+            root: root.clone(),
+            parent_rel,
             parent,
             leaf,
             existing: Some(Stamp::of(md)),
@@ -233,6 +261,7 @@ impl Dest {
     /// swapped in is replaced, never followed).
     pub fn replace(&self, bytes: &[u8], guard: Guard) -> Result<()> {
         self.check_writable()?;
+        self.check_parent()?;
         let (tmp, mut f) = self.create_temp()?;
         let result = self.fill_and_rename(&tmp, &mut f, bytes, guard);
         drop(f);
@@ -282,6 +311,9 @@ impl Dest {
         f.write_all(bytes)
             .map_err(|e| Error::io("write", given, &e))?;
         if let Some(old) = self.existing {
+            // The old file itself, for its extended attributes; the same
+            // inode that was located, or the write is refused.
+            let src = self.open_old(&old)?;
             // Keep the owner when we can (as root); an unprivileged server
             // cannot give a file away, which is fine.
             let me = f.metadata().map_err(|e| Error::io("write", given, &e))?;
@@ -292,8 +324,14 @@ impl Dest {
                     Some(rustix::fs::Gid::from_raw(old.gid)),
                 );
             }
+            // What the temp file got and the old one lacks (an ACL inherited
+            // from the directory's default ACL) goes first; then the mode
+            // (setuid/setgid dropped), then the old attributes: an ACL set
+            // after fchmod keeps its mask, which the group bits then show.
+            strip_extra_xattrs(&src, f, given)?;
             f.set_permissions(Permissions::from_mode(old.mode & 0o777))
                 .map_err(|e| Error::io("chmod", given, &e))?;
+            copy_xattrs(&src, f, given)?;
         }
         f.sync_all().map_err(|e| Error::io("fsync", given, &e))?;
         if guard == Guard::Unchanged {
@@ -304,9 +342,255 @@ impl Dest {
                 });
             }
         }
-        self.parent
-            .rename(tmp, &self.parent, &self.leaf)
-            .map_err(|e| Error::io("rename", given, &e))
+        // The directory must still be where the root leads: one moved out of
+        // the root since it was opened would take the new file with it.
+        self.check_parent()?;
+        let ours = f.metadata().map_err(|e| Error::io("write", given, &e))?;
+        self.put_in_place(tmp, (ours.dev(), ours.ino()))
+    }
+
+    /// Puts the temp file in place, then makes sure it did not land in a
+    /// directory moved out of the root between [`Dest::check_parent`] and
+    /// the rename; if it did, the write is undone there.
+    ///
+    /// Over an existing file the temp file is swapped in with
+    /// `RENAME_EXCHANGE`, so the old file is still at hand (under the temp
+    /// name) and can be swapped back; it is unlinked once the new one is
+    /// known to be in place. Elsewhere (a new file, or a filesystem without
+    /// exchange) it is a plain rename, and an undo can only remove the new
+    /// file.
+    fn put_in_place(&self, tmp: &str, ours: (u64, u64)) -> Result<()> {
+        let given = self.given.as_str();
+        let exchanged = self.existing.is_some()
+            && match renameat_with(
+                &self.parent,
+                tmp,
+                &self.parent,
+                self.leaf.as_str(),
+                RenameFlags::EXCHANGE,
+            ) {
+                Ok(()) => true,
+                // Gone meanwhile (a plain write creates it), or no exchange
+                // on this filesystem: a plain rename.
+                Err(Errno::NOENT | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => false,
+                Err(e) => return Err(Error::io("rename", given, &e.into())),
+            };
+        if exchanged {
+            // A rename would refuse to replace a directory; so does this.
+            let swapped_out = rustix::fs::statat(&self.parent, tmp, AtFlags::SYMLINK_NOFOLLOW);
+            let is_dir = swapped_out
+                .map(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+                .unwrap_or(true);
+            if is_dir {
+                self.swap_back(tmp);
+                return Err(is_a_directory(given));
+            }
+        } else {
+            self.parent
+                .rename(tmp, &self.parent, &self.leaf)
+                .map_err(|e| Error::io("rename", given, &e))?;
+        }
+        if !still_reached(&self.root, &self.parent_rel, &self.parent) {
+            // Moved out between the check and the rename: undo it there.
+            if exchanged {
+                self.swap_back(tmp); // the caller removes the temp name
+            } else if let Ok(st) =
+                rustix::fs::statat(&self.parent, self.leaf.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                && (st.st_dev, st.st_ino) == ours
+            {
+                let _ = rustix::fs::unlinkat(&self.parent, self.leaf.as_str(), AtFlags::empty());
+            }
+            return Err(Error::DirectoryMoved {
+                path: given.to_owned(),
+            });
+        }
+        if exchanged && let Err(e) = rustix::fs::unlinkat(&self.parent, tmp, AtFlags::empty()) {
+            tracing::warn!(error = %e, "cannot remove the replaced file's old inode");
+        }
+        Ok(())
+    }
+
+    fn swap_back(&self, tmp: &str) {
+        if let Err(e) = renameat_with(
+            &self.parent,
+            tmp,
+            &self.parent,
+            self.leaf.as_str(),
+            RenameFlags::EXCHANGE,
+        ) {
+            tracing::warn!(error = %e, "cannot swap the old file back");
+        }
+    }
+
+    /// Refuses when the parent handle is no longer the directory a fresh
+    /// resolve beneath the root reaches (it was moved, out of the root or
+    /// elsewhere, or replaced).
+    fn check_parent(&self) -> Result<()> {
+        if still_reached(&self.root, &self.parent_rel, &self.parent) {
+            Ok(())
+        } else {
+            Err(Error::DirectoryMoved {
+                path: self.given.clone(),
+            })
+        }
+    }
+
+    /// Opens the located file (never following a link, never blocking) for
+    /// its extended attributes: read-only, or write-only when the owner may
+    /// only write. Another inode there now is [`Error::Changed`].
+    fn open_old(&self, old: &Stamp) -> Result<OwnedFd> {
+        let given = self.given.as_str();
+        let flags = OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let open = |how: OFlags| {
+            rustix::fs::openat(&self.parent, self.leaf.as_str(), flags | how, Mode::empty())
+        };
+        let fd = match open(OFlags::RDONLY) {
+            Err(Errno::ACCESS) => open(OFlags::WRONLY),
+            other => other,
+        };
+        let changed = || Error::Changed {
+            path: given.to_owned(),
+        };
+        let fd = match fd {
+            Ok(fd) => fd,
+            Err(Errno::NOENT | Errno::LOOP) => return Err(changed()),
+            Err(e) => return Err(Error::io("open", given, &e.into())),
+        };
+        let st = rustix::fs::fstat(&fd).map_err(|e| Error::io("open", given, &e.into()))?;
+        if st.st_dev != old.dev || st.st_ino != old.ino {
+            return Err(changed());
+        }
+        Ok(fd)
+    }
+}
+
+/// Whether an extended attribute carries access control: a POSIX or NFSv4
+/// ACL (`system.*`) or a security label (`security.*`). Failing to keep one
+/// refuses the write.
+fn carries_access(name: &CStr) -> bool {
+    let b = name.to_bytes();
+    b.starts_with(b"system.") || b.starts_with(b"security.")
+}
+
+/// Attributes that describe the old *content* or grant privilege, dropped
+/// as the kernel drops them when a file is written (like setuid/setgid):
+/// file capabilities and IMA/EVM measurements.
+fn dropped(name: &CStr) -> bool {
+    matches!(
+        name.to_bytes(),
+        b"security.capability" | b"security.ima" | b"security.evm"
+    )
+}
+
+fn xattr_error(given: &str, name: &CStr, e: Errno) -> Error {
+    Error::AccessControlNotKept {
+        path: given.to_owned(),
+        attr: printable(&name.to_string_lossy()).into_owned(),
+        reason: io::Error::from(e).to_string(),
+    }
+}
+
+/// The names of `fd`'s extended attributes (those this process may see).
+/// A filesystem without extended attributes has none (an empty list).
+fn xattr_names(fd: impl AsFd) -> std::result::Result<Vec<std::ffi::CString>, Errno> {
+    let n = match rustix::fs::flistxattr_query(&fd) {
+        Ok(n) => n,
+        Err(Errno::OPNOTSUPP) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if n > MAX_XATTR_BYTES {
+        return Err(Errno::TOOBIG);
+    }
+    let mut buf = vec![0u8; n];
+    let n = rustix::fs::flistxattr(&fd, &mut buf[..])?;
+    Ok(buf
+        .get(..n)
+        .unwrap_or_default()
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| std::ffi::CString::new(s).ok())
+        .collect())
+}
+
+/// One attribute's value, `None` when it is not there.
+fn xattr_value(fd: impl AsFd, name: &CStr) -> std::result::Result<Option<Vec<u8>>, Errno> {
+    let n = match rustix::fs::fgetxattr_query(&fd, name) {
+        Ok(n) => n,
+        Err(Errno::NODATA) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if n > MAX_XATTR_BYTES {
+        return Err(Errno::TOOBIG);
+    }
+    let mut buf = vec![0u8; n];
+    let n = match rustix::fs::fgetxattr(&fd, name, &mut buf[..]) {
+        Ok(n) => n,
+        Err(Errno::NODATA) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    buf.truncate(n);
+    Ok(Some(buf))
+}
+
+/// Removes from the temp file every attribute the old file lacks.
+fn strip_extra_xattrs(old: &OwnedFd, new: &cap_std::fs::File, given: &str) -> Result<()> {
+    let list = |fd: &dyn AsFd| xattr_names(fd.as_fd());
+    let have = list(old).map_err(|e| Error::io("listxattr", given, &e.into()))?;
+    let extra = list(new).map_err(|e| Error::io("listxattr", given, &e.into()))?;
+    for name in extra.iter().filter(|n| !have.contains(n)) {
+        match rustix::fs::fremovexattr(new, name.as_c_str()) {
+            Ok(()) | Err(Errno::NODATA) => {}
+            Err(e) if carries_access(name) => return Err(xattr_error(given, name, e)),
+            Err(e) => {
+                tracing::warn!(attr = %name.to_string_lossy(), error = %e, "cannot remove an inherited attribute")
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Gives the temp file every attribute of the old one (but [`dropped`]
+/// ones). One that carries access control and cannot be set refuses the
+/// write; a `user.*` or `trusted.*` one is logged and left behind.
+fn copy_xattrs(old: &OwnedFd, new: &cap_std::fs::File, given: &str) -> Result<()> {
+    let names = xattr_names(old).map_err(|e| Error::io("listxattr", given, &e.into()))?;
+    for name in names.iter().filter(|n| !dropped(n)) {
+        let name = name.as_c_str();
+        let value = match xattr_value(old, name) {
+            Ok(Some(v)) => v,
+            Ok(None) => continue, // removed meanwhile
+            Err(e) if carries_access(name) => return Err(xattr_error(given, name, e)),
+            Err(e) => {
+                tracing::warn!(attr = %name.to_string_lossy(), error = %e, "cannot read an attribute");
+                continue;
+            }
+        };
+        if xattr_value(new, name).ok().flatten().as_ref() == Some(&value) {
+            continue; // already there (a label the kernel gave it)
+        }
+        match rustix::fs::fsetxattr(new, name, &value, XattrFlags::empty()) {
+            Ok(()) => {}
+            Err(e) if carries_access(name) => return Err(xattr_error(given, name, e)),
+            Err(e) => {
+                tracing::warn!(attr = %name.to_string_lossy(), error = %e, "cannot keep an attribute")
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `NotFound` while following a link is a dangling link; anything else
+/// is worded as usual (an escape is [`Error::OutsideRoots`]).
+fn dangling_or(e: io::Error, given: &str) -> Error {
+    if e.kind() == io::ErrorKind::NotFound {
+        Error::DanglingSymlink {
+            path: given.to_owned(),
+        }
+    } else {
+        Error::io("open", given, &e)
     }
 }
 
@@ -503,5 +787,26 @@ mod tests {
                 .starts_with("EISDIR")
         );
         assert_eq!(root.dir.read("sub/real").unwrap(), b"via");
+    }
+
+    #[test]
+    fn chained_and_climbing_links_are_followed_hop_by_hop_and_loops_end() {
+        let (_tmp, root) = root();
+        root.dir.create_dir("sub").unwrap();
+        root.dir.create_dir("sub/deeper").unwrap();
+        root.dir.write("top.txt", "t").unwrap();
+        root.dir.symlink("../top.txt", "sub/up").unwrap();
+        root.dir.symlink("sub/up", "chain").unwrap();
+        // `sub/deeper/..` is resolved by the kernel: `sub`, whatever the string says.
+        root.dir.symlink("deeper/../up", "sub/round").unwrap();
+        write(&target(&root, "chain"), b"1").unwrap();
+        assert_eq!(root.dir.read("top.txt").unwrap(), b"1");
+        write(&target(&root, "sub/round"), b"2").unwrap();
+        assert_eq!(root.dir.read("top.txt").unwrap(), b"2");
+        root.dir.symlink("l2", "l1").unwrap();
+        root.dir.symlink("l1", "l2").unwrap();
+        let err = write(&target(&root, "l1"), b"x").unwrap_err();
+        assert!(err.to_string().starts_with("ELOOP"), "{err}");
+        assert_eq!(names(&root), ["chain", "l1", "l2", "sub", "top.txt"]);
     }
 }

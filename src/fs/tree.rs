@@ -55,7 +55,7 @@ pub trait ParVisitor: Sync {
 /// A byte budget for a walk's reply text, shared by the walk threads: a
 /// visitor takes what each entry will cost, and once the budget is spent the
 /// walk stops and its result says it was cut
-/// ([`Truncation::Text`](crate::text::fmt::Truncation::Text)).
+/// ([`Truncation::Text`]).
 #[derive(Debug)]
 pub struct TextBudget {
     used: AtomicUsize,
@@ -96,11 +96,24 @@ impl TextBudget {
 /// 400 levels (release: about 1500). Only the pages touched become resident.
 const WALK_STACK_BYTES: usize = 64 << 20;
 
-/// The walk threads: as many as rayon's default pool, with big stacks.
+/// How many walk threads to start; 0 until [`set_walk_threads`] is called.
+static WALK_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the number of walk threads, before the first walk. Startup calls it
+/// with the CPU count it computed before Landlock: asked later, the standard
+/// library reads `/proc/self/cgroup` and `/sys/fs/cgroup`, host paths that
+/// tuls does not touch after startup.
+pub fn set_walk_threads(n: usize) {
+    WALK_THREADS.store(n, Ordering::Relaxed);
+}
+
+/// The walk threads: one per CPU (as set by [`set_walk_threads`]; rayon's
+/// default when unset, as in unit tests), with big stacks.
 fn pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
+            .num_threads(WALK_THREADS.load(Ordering::Relaxed))
             .thread_name(|i| format!("tuls-walk-{i}"))
             .stack_size(WALK_STACK_BYTES)
             .build()

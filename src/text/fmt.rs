@@ -1,9 +1,13 @@
 //! Small text utilities shared by the output formats.
 //!
-//! Owns: cutting a string at a UTF-8 boundary, the `file://` URI encoding
-//! and decoding, a byte-counting writer, and the notes that end a cut
-//! listing or walk.
+//! Owns: cutting a string at a UTF-8 boundary, the one escaping of control
+//! characters in printed names and paths ([`printable`], and
+//! [`SafeJsonFormatter`] for JSON), the `file://` URI encoding and decoding,
+//! a byte-counting writer, and the notes that end a cut listing or walk.
 //! May touch: nothing (no I/O).
+
+use std::borrow::Cow;
+use std::io;
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a
 /// character boundary.
@@ -13,6 +17,113 @@ pub fn cut(s: &str, max: usize) -> &str {
         end -= 1;
     }
     s.get(..end).unwrap_or_default()
+}
+
+/// Whether `c` is a control character tuls never prints raw: C0
+/// (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F), i.e. Unicode's
+/// `Cc` category.
+pub fn is_control(c: char) -> bool {
+    c.is_control()
+}
+
+/// A file name or path as tuls prints it: every control character escaped,
+/// so a name can neither forge a line (`\n`, `\r`) nor send a terminal
+/// escape (ESC, C1 CSI) to the client.
+///
+/// `\n`, `\r` and `\t` become those two-character escapes; every other
+/// control character becomes `\u{XX}` (lowercase hex, as Rust's
+/// `escape_debug` writes it), e.g. ESC is `\u{1b}`. Nothing else changes
+/// (a backslash stays a backslash), so a name without control characters
+/// prints exactly as the reference prints it. The escaping is one-way: a
+/// name that literally contains `\n` prints the same as one with a newline.
+///
+/// This is the one place names and paths are escaped for text output; every
+/// tool that prints a name read from disk or a path it built goes through
+/// it. A client's own string echoed back (in an error, a success message or
+/// a `read_multiple_files` header) is left as the client sent it: it can
+/// only forge text in the client's own reply.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_control(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// serde_json's pretty formatter, except that DEL and C1 characters in
+/// strings are written as `\u007f`-style escapes too (serde_json escapes
+/// only C0). The JSON is the same value, so a parsed name is the name on
+/// disk, exactly; the text holds no raw control character.
+#[derive(Debug, Default)]
+pub struct SafeJsonFormatter<'a>(serde_json::ser::PrettyFormatter<'a>);
+
+impl SafeJsonFormatter<'_> {
+    /// A formatter with serde_json's pretty layout (two-space indent).
+    pub fn pretty() -> Self {
+        Self(serde_json::ser::PrettyFormatter::new())
+    }
+}
+
+impl serde_json::ser::Formatter for SafeJsonFormatter<'_> {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if is_control(c) {
+                w.write_all(fragment.get(start..i).unwrap_or_default().as_bytes())?;
+                write!(w, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        w.write_all(fragment.get(start..).unwrap_or_default().as_bytes())
+    }
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_value(w)
+    }
 }
 
 /// Percent-encodes an absolute path as a `file://` URI, as Node's
@@ -161,6 +272,42 @@ mod tests {
         assert_eq!(file_uri_path("http://x/a"), None);
         assert_eq!(file_uri_path("file:///a%zz"), None);
         assert_eq!(file_uri_path("file:///a%2"), None);
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_nothing_else() {
+        assert!(matches!(printable("plain é \\ name"), Cow::Borrowed(_)));
+        assert_eq!(printable("a\n[DIR] b"), "a\\n[DIR] b");
+        assert_eq!(
+            printable("\r\t\u{1b}[31m\u{7f}\u{9b}\u{0}"),
+            "\\r\\t\\u{1b}[31m\\u{7f}\\u{9b}\\u{0}"
+        );
+        assert_eq!(printable("\u{a0}\u{200b}"), "\u{a0}\u{200b}"); // not Cc
+    }
+
+    #[test]
+    fn safe_json_escapes_del_and_c1_and_round_trips() {
+        use serde::Serialize;
+        let name = "a\n\u{1b}\u{7f}\u{9b}é\"";
+        let mut buf = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut buf, SafeJsonFormatter::pretty());
+        vec![name].serialize(&mut ser).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert!(
+            !text.chars().any(|c| c != '\n' && is_control(c)),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("\\u007f") && text.contains("\\u009b"),
+            "{text}"
+        );
+        let back: Vec<String> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, [name]);
+        let plain = serde_json::to_string_pretty(&vec!["x"]).unwrap();
+        let mut buf = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut buf, SafeJsonFormatter::pretty());
+        vec!["x"].serialize(&mut ser).unwrap();
+        assert_eq!(String::from_utf8(buf).unwrap(), plain);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
+use crate::text::fmt::SafeJsonFormatter;
 use crate::text::glob::{ExcludeStyle, Excludes};
 
 /// The tool description.
@@ -57,7 +58,7 @@ fn node_bytes(entry: &Entry, depth: usize) -> usize {
         .chars()
         .map(|c| match c {
             '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            c if u32::from(c) < 0x20 => 6,
+            c if c.is_control() => 6,
             c => c.len_utf8(),
         })
         .sum();
@@ -145,9 +146,15 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     // three times a large tree's text while it grows.
     let mut counter = Counter(0);
     let render = |e: serde_json::Error| Error::Internal(format!("cannot render tree: {e}"));
-    serde_json::to_writer_pretty(&mut counter, &Nodes(&items)).map_err(render)?;
+    // Names stay exact JSON strings; every control character in them is a
+    // JSON escape (SafeJsonFormatter adds DEL and C1 to serde_json's C0).
+    let to = |w: &mut dyn std::io::Write| {
+        let mut ser = serde_json::Serializer::with_formatter(w, SafeJsonFormatter::pretty());
+        Nodes(&items).serialize(&mut ser).map_err(render)
+    };
+    to(&mut counter)?;
     let mut buf = Vec::with_capacity(counter.0 + 256);
-    serde_json::to_writer_pretty(&mut buf, &Nodes(&items)).map_err(render)?;
+    to(&mut buf)?;
     let mut text =
         String::from_utf8(buf).map_err(|e| Error::Internal(format!("cannot render tree: {e}")))?;
     drop(items);

@@ -32,7 +32,11 @@ pub struct Params {}
 pub fn run(ctx: &Ctx, _p: Params) -> Result<Output> {
     let mut text = String::from("Allowed directories:\n");
     let roots = ctx.scope.roots();
-    let spellings: Vec<&str> = roots.iter().flat_map(|r| r.spellings()).collect();
+    let spellings: Vec<_> = roots
+        .iter()
+        .flat_map(|r| r.spellings())
+        .map(crate::text::fmt::printable)
+        .collect();
     text.push_str(&spellings.join("\n"));
     Ok(Output::Text(text))
 }

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::walk::{self, Kind};
+use crate::text::fmt::printable;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.";
@@ -48,7 +49,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let (entries, truncated) = walk::read_entries(&t, false, ctx.limits.max_list_entries)?;
     let mut lines: Vec<String> = entries
         .iter()
-        .map(|e| format!("{} {}", prefix(e.kind), e.name))
+        .map(|e| format!("{} {}", prefix(e.kind), printable(&e.name)))
         .collect();
     if truncated {
         lines.push(crate::text::fmt::list_truncated_line(

@@ -11,6 +11,7 @@ use super::list_directory::prefix;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::walk::{self, Kind};
+use crate::text::fmt::printable;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes; symbolic links are never followed and show no size. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.";
@@ -140,17 +141,21 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         match e.kind {
             Kind::Dir => {
                 dirs += 1;
-                lines.push(format!("[DIR] {:<30} ", e.name));
+                lines.push(format!("[DIR] {:<30} ", printable(&e.name)));
             }
             Kind::Symlink => {
                 files += 1;
-                lines.push(format!("{} {:<30} ", prefix(e.kind), e.name));
+                lines.push(format!("{} {:<30} ", prefix(e.kind), printable(&e.name)));
             }
             Kind::File | Kind::Other => {
                 files += 1;
                 let size = e.size.unwrap_or(0);
                 total += size;
-                lines.push(format!("[FILE] {:<30} {:>10}", e.name, format_size(size)));
+                lines.push(format!(
+                    "[FILE] {:<30} {:>10}",
+                    printable(&e.name),
+                    format_size(size)
+                ));
             }
         }
     }

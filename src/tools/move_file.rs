@@ -15,6 +15,7 @@ use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
+use crate::fs::scope::still_reached;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail and nothing changes. Works across different directories and can be used for simple renaming within the same directory. A symbolic link is moved as a link (its target stays where it is). Moves across filesystems are refused, never copied. Both source and destination must be within allowed directories.";
@@ -72,6 +73,18 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             .map_err(|e| Error::io2("rename", from, to, from, &e))?;
         if !md.is_dir() {
             return Err(os(Errno::NOTDIR));
+        }
+    }
+    // Both directories must still be where their roots lead: one moved out
+    // of its root since it was opened would take the move with it.
+    for (root, rel, dir, path) in [
+        (&s.root.dir, &sp, &sdir, from),
+        (&d.root.dir, &dp, &ddir, to),
+    ] {
+        if !still_reached(root, rel, dir) {
+            return Err(Error::DirectoryMoved {
+                path: path.to_owned(),
+            });
         }
     }
     match rustix::fs::renameat_with(&sdir, &sl, &ddir, &dl, RenameFlags::NOREPLACE) {

@@ -10,6 +10,7 @@ use crate::fs::scope::join_display;
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
+use crate::text::fmt::printable;
 use crate::text::glob::{ExcludeStyle, Excludes, Pattern};
 
 /// The tool description.
@@ -76,10 +77,11 @@ impl ParVisitor for Search<'_> {
         if !hit {
             return Some(None);
         }
-        if !self.budget.take(self.base.len() + 1 + rel.len() + 1) {
+        let line = printable(&format!("{}/{rel}", self.base)).into_owned();
+        if !self.budget.take(line.len() + 1) {
             return Some(None);
         }
-        Some(Some(format!("{}/{rel}", self.base)))
+        Some(Some(line))
     }
 
     fn full(&self) -> bool {
