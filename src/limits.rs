@@ -65,8 +65,26 @@ pub const MAX_EDITS: usize = 1024;
 /// Bytes in one JSON-RPC request line (`--max-request-bytes`).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
-/// How long a path tool waits for the client's first `roots/list` answer.
+/// How long a path tool waits for the client's `roots/list` answer; also
+/// how long tuls waits for that answer before it drops the request (and
+/// fails closed with no access) (`--roots-timeout-secs`).
 pub const ROOTS_WAIT_SECS: u64 = 10;
+
+/// Client roots (MCP roots) one `roots/list` answer may name. A longer list
+/// is refused whole: no access until a list within the bound arrives. Roots
+/// naming the same directory (device and inode) count once.
+pub const MAX_CLIENT_ROOTS: usize = 256;
+
+/// Bytes of tool replies held at once: replies being built (by an estimate
+/// of the most each tool can hold) and built replies not yet written to
+/// stdout (`--max-pending-reply-bytes`). When it is used up tuls reads no
+/// further request until replies drain, so a client that does not read
+/// stdout stalls itself instead of growing the heap.
+pub const MAX_PENDING_REPLY_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Requests read but not yet answered. At the bound tuls reads no further
+/// request line until one is answered.
+pub const MAX_CALLS_IN_FLIGHT: usize = 64;
 
 /// Threads that run tool calls (and walks) off the async runtime. Calls
 /// beyond this queue.
@@ -100,6 +118,8 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// See [`ROOTS_WAIT_SECS`].
     pub roots_wait_secs: u64,
+    /// See [`MAX_PENDING_REPLY_BYTES`].
+    pub max_pending_reply_bytes: u64,
 }
 
 impl Default for Limits {
@@ -117,6 +137,7 @@ impl Default for Limits {
             max_edits: MAX_EDITS,
             max_request_bytes: MAX_REQUEST_BYTES,
             roots_wait_secs: ROOTS_WAIT_SECS,
+            max_pending_reply_bytes: MAX_PENDING_REPLY_BYTES,
         }
     }
 }
