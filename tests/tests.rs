@@ -16,6 +16,7 @@ mod suite {
     mod create_directory;
     mod edit;
     mod escape;
+    mod hostile_edge;
     mod info;
     mod list;
     mod move_file;
