@@ -283,7 +283,13 @@ fn a_million_list_changed_notifications_keep_memory_flat() {
         "hostile_edge: 1e6 list_changed in {:?}: RSS {start} KiB -> {rss} KiB (peak {hwm} KiB), {requests} roots/list requests",
         started.elapsed()
     );
-    assert!(requests <= 2, "{requests} roots/list requests for one flood");
+    // One request outstanding at a time, each dropped after the 1 s wait:
+    // at most one per second of flood, plus the first and the last.
+    let bound = started.elapsed().as_secs() + 2;
+    assert!(
+        requests <= bound,
+        "{requests} roots/list requests for one flood (at most {bound})"
+    );
     assert!(
         hwm < start + 16 * 1024,
         "peak RSS {hwm} KiB from {start} KiB"
@@ -298,10 +304,10 @@ fn a_million_list_changed_notifications_keep_memory_flat() {
 // ---------------------------------------------------------------------------
 
 #[test]
-#[ignore = "slow: writes and reads about 4 GB of escaped replies"]
+#[ignore = "slow: writes and reads about 2 GB of escaped replies"]
 fn replies_to_a_client_that_does_not_read_stay_within_the_budget() {
     const FILE: usize = 8 << 20;
-    const CALLS: usize = 48;
+    const CALLS: usize = 24;
     const BUDGET: u64 = 64 << 20;
     const SLACK_KIB: u64 = 48 * 1024;
     let env = TestEnv::new();
