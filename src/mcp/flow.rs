@@ -106,6 +106,11 @@ impl Flow {
     /// the reply budget is not used up (waiting in turn behind reservations
     /// already waiting). `None` only if the session is over.
     pub async fn ready_to_read(&self) -> Option<Slot> {
+        tracing::trace!(
+            calls_free = self.calls.available_permits(),
+            budget_free_kib = self.bytes.available_permits(),
+            "before reading a line"
+        );
         let slot = self.calls.clone().acquire_owned().await.ok()?;
         drop(self.bytes.acquire().await.ok()?);
         Some(Slot(slot))
@@ -162,18 +167,24 @@ impl Flow {
     }
 
     /// Parks the budget of a built reply of `bytes` for request `id`, after
-    /// shrinking `res` to fit it (or growing it, waiting, if the estimate
-    /// was short). Released at once if `id` is no longer in flight.
-    pub async fn hold(&self, id: &RequestId, res: Reservation, bytes: u64) {
+    /// shrinking `res` to fit it, or growing it if the estimate was short
+    /// and budget is free (never waiting: a call that waited for more while
+    /// holding some could deadlock with a reservation queued for the whole
+    /// budget). Released at once if `id` is no longer in flight.
+    pub fn hold(&self, id: &RequestId, res: Reservation, bytes: u64) {
         let want = self.units_for(bytes);
         let Reservation(mut permit) = res;
         let have = u32::try_from(permit.num_permits()).unwrap_or(u32::MAX);
         if have > want {
             drop(permit.split((have - want) as usize));
         } else if have < want {
-            match self.bytes.clone().acquire_many_owned(want - have).await {
+            match self.bytes.clone().try_acquire_many_owned(want - have) {
                 Ok(more) => permit.merge(more),
-                Err(_) => return,
+                Err(_) => tracing::debug!(
+                    bytes,
+                    reserved_kib = have,
+                    "a reply outgrew its reservation; counting the reservation"
+                ),
             }
         }
         let mut ledger = lock(&self.ledger);
@@ -194,7 +205,12 @@ pub fn reserve_bytes(tool: &str, l: &Limits) -> u64 {
         "read_text_file" => l.max_read_bytes.saturating_mul(4),
         // The bytes read, plus base64 (4 per 3).
         "read_media_file" => l.max_read_bytes.saturating_mul(3),
-        "read_multiple_files" => l.max_batch_bytes.saturating_mul(4),
+        // The text of the batch (lossy, up to three bytes per byte), plus
+        // the bytes of the file being read.
+        "read_multiple_files" => l
+            .max_batch_bytes
+            .saturating_mul(3)
+            .saturating_add(l.max_read_bytes),
         // The text, plus the walk's entries and the tree built from them.
         "directory_tree" | "search_files" => walk.saturating_mul(3),
         "list_directory" | "list_directory_with_sizes" => walk.saturating_mul(2),
@@ -204,9 +220,12 @@ pub fn reserve_bytes(tool: &str, l: &Limits) -> u64 {
     }
 }
 
+/// What a reply holds besides its text and data (the envelope, names).
+const ENVELOPE: u64 = 1024;
+
 /// The bytes a built tool result holds (its text and data, once).
 pub fn held_bytes(r: &CallToolResult) -> u64 {
-    let mut n = SMALL_REPLY;
+    let mut n = ENVELOPE;
     for block in &r.content {
         let len = match block {
             ContentBlock::Text(t) => t.text.len(),
@@ -236,7 +255,7 @@ mod tests {
         lock(&flow.ledger).in_flight.insert(id.clone());
         let res = flow.reserve(800 * UNIT).await.unwrap();
         assert_eq!(flow.bytes.available_permits(), 224);
-        flow.hold(&id, res, 100 * UNIT).await;
+        flow.hold(&id, res, 100 * UNIT);
         assert_eq!(flow.bytes.available_permits(), 924);
         let msg: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::response(
             rmcp::model::ServerResult::empty(()),
@@ -249,11 +268,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_reply_that_outgrows_its_reservation_never_waits_behind_the_whole_budget() {
+        let flow = Arc::new(Flow::new(1024 * UNIT, 4));
+        let id = RequestId::Number(1);
+        lock(&flow.ledger).in_flight.insert(id.clone());
+        let small = flow.reserve(64 * UNIT).await.unwrap();
+        let f = flow.clone();
+        let big = tokio::spawn(async move { f.reserve(1024 * UNIT).await.map(drop) });
+        tokio::task::yield_now().await;
+        flow.hold(&id, small, 100 * UNIT);
+        let msg: TxJsonRpcMessage<RoleServer> =
+            JsonRpcMessage::response(rmcp::model::ServerResult::empty(()), id);
+        drop(flow.on_send(&msg));
+        big.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
     async fn budget_for_an_id_not_in_flight_is_released_at_once() {
         let flow = Flow::new(1024 * UNIT, 4);
         let res = flow.reserve(10_000 * UNIT).await.unwrap();
         assert_eq!(flow.bytes.available_permits(), 0, "capped at the budget");
-        flow.hold(&RequestId::Number(9), res, 10 * UNIT).await;
+        flow.hold(&RequestId::Number(9), res, 10 * UNIT);
         assert_eq!(flow.bytes.available_permits(), 1024);
     }
 }

@@ -205,7 +205,7 @@ impl ServerHandler for Server {
         match self.run(&request.name, args, context.ct.clone()).await {
             Some((r, reservation)) => {
                 if let Some(res) = reservation {
-                    self.inner.flow.hold(&context.id, res, held_bytes(&r)).await;
+                    self.inner.flow.hold(&context.id, res, held_bytes(&r));
                 }
                 Ok(r.into())
             }
