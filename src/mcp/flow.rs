@@ -257,10 +257,8 @@ mod tests {
         assert_eq!(flow.bytes.available_permits(), 224);
         flow.hold(&id, res, 100 * UNIT);
         assert_eq!(flow.bytes.available_permits(), 924);
-        let msg: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::response(
-            rmcp::model::ServerResult::empty(()),
-            id.clone(),
-        );
+        let msg: TxJsonRpcMessage<RoleServer> =
+            JsonRpcMessage::response(rmcp::model::ServerResult::empty(()), id.clone());
         let held = flow.on_send(&msg);
         assert_eq!(flow.bytes.available_permits(), 924);
         drop(held);

@@ -17,8 +17,15 @@
 //!   the slip the first wait exists to prevent. Failing closed costs a short
 //!   stall after each change, or a timeout error if the client never
 //!   answers.
-//! - Only the answer to the latest request is applied (answers can arrive
-//!   out of order).
+//! - At most one `roots/list` request is outstanding. A change notified
+//!   while it is out only marks its answer stale; that answer is then
+//!   discarded and one more request goes out. So a flood of notifications
+//!   sends nothing and holds nothing. A request with no answer within the
+//!   roots wait (at least 1 s) is dropped (rmcp cancels it towards the
+//!   client), and calls fail with the timeout error until a list arrives.
+//! - An answer naming more than [`MAX_CLIENT_ROOTS`] roots is refused
+//!   whole: no access, and every call says why. Roots that are the same
+//!   directory (device and inode) share one handle.
 //! - A call that has passed the wait resolves against the snapshot of the
 //!   roots taken when it started ([`crate::fs::scope::Snapshot`]).
 //!
@@ -202,7 +209,9 @@ impl ClientRoots {
             Ok(ClientResult::ListRootsResult(list)) => {
                 Ok(list.roots.into_iter().map(|r| r.uri).collect())
             }
-            Ok(_) => Err(Asked::Failed("an answer that is not a roots list".to_owned())),
+            Ok(_) => Err(Asked::Failed(
+                "an answer that is not a roots list".to_owned(),
+            )),
             Err(ServiceError::Timeout { .. }) => Err(Asked::Timeout),
             Err(e) => Err(Asked::Failed(e.to_string())),
         }

@@ -86,7 +86,11 @@ fn lines_that_are_not_json_rpc_get_an_error_reply_at_the_right_id() {
     raw.initialize("2025-11-25");
 
     // Not JSON: -32700 Parse error, id null.
-    for line in ["this is not json", r#"{"jsonrpc": "2.0", "id": 99, "method": "#, "\u{1}"] {
+    for line in [
+        "this is not json",
+        r#"{"jsonrpc": "2.0", "id": 99, "method": "#,
+        "\u{1}",
+    ] {
         let (id, code) = one_error(&answers_to(&mut raw, line, 1000));
         assert_eq!((id, code), (Value::Null, -32700), "{line:?}");
     }
@@ -199,9 +203,16 @@ fn a_roots_list_of_21000_copies_opens_no_descriptors_and_later_calls_work() {
 
     // Far past the bound: refused whole, with a clear error, no fds.
     answer_roots(&mut raw, &first, &vec![sub.clone(); 21_000]);
-    let r = raw_reply(&raw.call_tool("read_text_file", json!({"path": env.path_str("sub/inner.txt")})));
+    let r = raw_reply(&raw.call_tool(
+        "read_text_file",
+        json!({"path": env.path_str("sub/inner.txt")}),
+    ));
     assert!(r.is_error, "{:?}", r.raw);
-    assert!(r.text.contains("21000 roots, more than the 256"), "{:?}", r.raw);
+    assert!(
+        r.text.contains("21000 roots, more than the 256"),
+        "{:?}",
+        r.raw
+    );
     assert!(!r.text.contains("inner\n"), "{:?}", r.raw);
     let fds = fd_count(pid);
     eprintln!("hostile_edge: fds {fds_before} before, {fds} after 21000 roots");
@@ -214,7 +225,10 @@ fn a_roots_list_of_21000_copies_opens_no_descriptors_and_later_calls_work() {
     let mut uris = vec![sub.clone(); 200];
     uris.push(format!("{sub}/")); // the same directory, spelled with a slash
     answer_roots(&mut raw, &second, &uris);
-    let r = raw_reply(&raw.call_tool("read_text_file", json!({"path": env.path_str("sub/inner.txt")})));
+    let r = raw_reply(&raw.call_tool(
+        "read_text_file",
+        json!({"path": env.path_str("sub/inner.txt")}),
+    ));
     assert_eq!(r.text, "inner\n", "{:?}", r.raw);
     let fds = fd_count(pid);
     eprintln!("hostile_edge: fds {fds} after 201 copies");
@@ -239,15 +253,28 @@ fn list_changed_while_asking_sends_one_more_request_after_the_answer() {
     for _ in 0..3 {
         raw.notify("notifications/roots/list_changed", Value::Null);
     }
-    assert_eq!(next_roots_request(&mut raw, Duration::from_millis(500)), None);
+    assert_eq!(
+        next_roots_request(&mut raw, Duration::from_millis(500)),
+        None
+    );
     // The (stale) answer is not applied; exactly one more request follows.
     answer_roots(&mut raw, &first, &[file_uri(env.root())]);
     let second = next_roots_request(&mut raw, Duration::from_secs(10)).expect("one more");
-    assert_eq!(next_roots_request(&mut raw, Duration::from_millis(300)), None);
+    assert_eq!(
+        next_roots_request(&mut raw, Duration::from_millis(300)),
+        None
+    );
     answer_roots(&mut raw, &second, &[file_uri(env.path("sub"))]);
     let r = raw_reply(&raw.call_tool("read_text_file", json!({"path": env.path_str("top.txt")})));
-    assert!(r.is_error, "the stale, wider answer was applied: {:?}", r.raw);
-    let r = raw_reply(&raw.call_tool("read_text_file", json!({"path": env.path_str("sub/inner.txt")})));
+    assert!(
+        r.is_error,
+        "the stale, wider answer was applied: {:?}",
+        r.raw
+    );
+    let r = raw_reply(&raw.call_tool(
+        "read_text_file",
+        json!({"path": env.path_str("sub/inner.txt")}),
+    ));
     assert_eq!(r.text, "inner\n", "{:?}", r.raw);
 }
 
@@ -332,8 +359,14 @@ fn replies_to_a_client_that_does_not_read_stay_within_the_budget() {
         "clientInfo": {"name": "t", "version": "0"}}});
     writeln!(stdin, "{init}").expect("write");
     let mut line = Vec::new();
-    stdout.read_until(b'\n', &mut line).expect("initialize answer");
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).expect("write");
+    stdout
+        .read_until(b'\n', &mut line)
+        .expect("initialize answer");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
     let path = env.path_str("ctl.bin");
     for id in 1..=CALLS {
         let req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -350,7 +383,9 @@ fn replies_to_a_client_that_does_not_read_stay_within_the_budget() {
         let hwm = status_kib(pid, "VmHWM");
         if hwm > limit {
             let _ = child.kill();
-            panic!("peak RSS {hwm} KiB past {limit} KiB with {CALLS} unread replies of {FILE} bytes");
+            panic!(
+                "peak RSS {hwm} KiB past {limit} KiB with {CALLS} unread replies of {FILE} bytes"
+            );
         }
         if hwm != last {
             last = hwm;
@@ -361,7 +396,7 @@ fn replies_to_a_client_that_does_not_read_stay_within_the_budget() {
     eprintln!("hostile_edge: peak RSS {last} KiB while the client did not read");
 
     // Now read: every request gets its reply, each the whole file, escaped.
-    let mut got = vec![false; CALLS + 1];
+    let mut got = [false; CALLS + 1];
     for _ in 0..CALLS {
         line.clear();
         stdout.read_until(b'\n', &mut line).expect("read reply");
@@ -375,7 +410,11 @@ fn replies_to_a_client_that_does_not_read_stay_within_the_budget() {
             head.contains(r#""text":"\u0001\u0001"#),
             "not the file's text: {head}"
         );
-        assert!(line.len() > 2 * 6 * FILE, "reply {id} is {} bytes", line.len());
+        assert!(
+            line.len() > 2 * 6 * FILE,
+            "reply {id} is {} bytes",
+            line.len()
+        );
         got[id] = true;
     }
     assert!(got[1..].iter().all(|g| *g), "missing replies");
