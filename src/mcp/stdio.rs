@@ -12,7 +12,7 @@
 //! request's top-level `id` when its first bytes show one, else at `id:
 //! null`. A line that is not JSON gets `-32700 Parse error` and one that is
 //! JSON but no JSON-RPC message tuls reads gets `-32600 Invalid Request`
-//! (see [`not_a_message`]); the session goes on. Before each line, the
+//! (see `not_a_message`); the session goes on. Before each line, the
 //! reader waits for a call slot and free reply budget ([`super::flow`]).
 //! Each message is shown to an observer in wire order before it is handed
 //! on (client roots use it; see [`super::roots::ClientRoots::observe`]).
