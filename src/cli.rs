@@ -121,6 +121,16 @@ pub struct FsArgs {
     /// Longest JSON-RPC request line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::limits::MAX_REQUEST_BYTES)]
     pub max_request_bytes: usize,
+    /// Bytes of tool replies held at once (being built, or waiting for the
+    /// client to read them); when used up, no further request is read
+    /// until replies drain. At least 1 MiB.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = crate::limits::MAX_PENDING_REPLY_BYTES,
+        value_parser = clap::value_parser!(u64).range(1024 * 1024..)
+    )]
+    pub max_pending_reply_bytes: u64,
     /// Log level for stderr (error, warn, info, debug, trace); RUST_LOG wins.
     #[arg(long, value_name = "LEVEL", default_value = "info")]
     pub log_level: String,

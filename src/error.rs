@@ -174,6 +174,16 @@ pub enum Error {
         /// The wait in force (`--roots-timeout-secs`).
         secs: u64,
     },
+    /// The client's `roots/list` answer named more roots than tuls accepts.
+    #[error(
+        "The client sent {count} roots, more than the {max} accepted; no access until the client sends a shorter list"
+    )]
+    TooManyClientRoots {
+        /// Roots in the answer.
+        count: usize,
+        /// The bound ([`crate::limits::MAX_CLIENT_ROOTS`]).
+        max: usize,
+    },
     /// A tool panicked; the server goes on.
     #[error("Internal error in tool {tool}; the server is still running")]
     Panicked {

@@ -74,9 +74,27 @@ pub const MAX_EDITS: usize = 1024;
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
 /// How long a tool call waits for a pending `roots/list` answer (the first
-/// one of the session, or the one after `roots/list_changed`); every tool
-/// waits, not only the path tools (`--roots-timeout-secs`).
+/// one of the session, or the one after `roots/list_changed`; every tool
+/// waits, not only the path tools), and how long tuls waits for that answer
+/// before it drops the request and fails closed with no access
+/// (`--roots-timeout-secs`).
 pub const ROOTS_WAIT_SECS: u64 = 10;
+
+/// Client roots (MCP roots) one `roots/list` answer may name. A longer list
+/// is refused whole: no access until a list within the bound arrives. Roots
+/// naming the same directory (device and inode) count once.
+pub const MAX_CLIENT_ROOTS: usize = 256;
+
+/// Bytes of tool replies held at once: replies being built (by an estimate
+/// of the most each tool can hold) and built replies not yet written to
+/// stdout (`--max-pending-reply-bytes`). When it is used up tuls reads no
+/// further request until replies drain, so a client that does not read
+/// stdout stalls itself instead of growing the heap.
+pub const MAX_PENDING_REPLY_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Requests read but not yet answered. At the bound tuls reads no further
+/// request line until one is answered.
+pub const MAX_CALLS_IN_FLIGHT: usize = 64;
 
 /// Threads that run tool calls (and walks) off the async runtime. Calls
 /// beyond this queue.
@@ -110,6 +128,8 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// See [`ROOTS_WAIT_SECS`].
     pub roots_wait_secs: u64,
+    /// See [`MAX_PENDING_REPLY_BYTES`].
+    pub max_pending_reply_bytes: u64,
 }
 
 impl Default for Limits {
@@ -127,6 +147,7 @@ impl Default for Limits {
             max_edits: MAX_EDITS,
             max_request_bytes: MAX_REQUEST_BYTES,
             roots_wait_secs: ROOTS_WAIT_SECS,
+            max_pending_reply_bytes: MAX_PENDING_REPLY_BYTES,
         }
     }
 }

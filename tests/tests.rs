@@ -18,6 +18,7 @@ mod suite {
     mod edit;
     mod escape;
     mod forged_names;
+    mod hostile_edge;
     mod info;
     mod keep_acl;
     mod landlock;

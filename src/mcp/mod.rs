@@ -6,6 +6,7 @@
 //! May touch: stdin and stdout; the filesystem only through [`crate::tools`]
 //! and the root handles of [`crate::fs`].
 
+pub mod flow;
 pub mod reply;
 pub mod roots;
 pub mod server;

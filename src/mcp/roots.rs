@@ -17,8 +17,15 @@
 //!   the slip the first wait exists to prevent. Failing closed costs a short
 //!   stall after each change, or a timeout error if the client never
 //!   answers.
-//! - Only the answer to the latest request is applied (answers can arrive
-//!   out of order).
+//! - At most one `roots/list` request is outstanding. A change notified
+//!   while it is out only marks its answer stale; that answer is then
+//!   discarded and one more request goes out. So a flood of notifications
+//!   sends nothing and holds nothing. A request with no answer within the
+//!   roots wait (at least 1 s) is dropped (rmcp cancels it towards the
+//!   client), and calls fail with the timeout error until a list arrives.
+//! - An answer naming more than [`MAX_CLIENT_ROOTS`] roots is refused
+//!   whole: no access, and every call says why. Roots that are the same
+//!   directory (device and inode) share one handle.
 //! - A call that has passed the wait resolves against the snapshot of the
 //!   roots taken when it started ([`crate::fs::scope::Snapshot`]).
 //!
@@ -26,28 +33,53 @@
 
 #![allow(deprecated)] // MCP roots are deprecated by SEP-2577 but still used by older sessions
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{ClientNotification, JsonRpcMessage};
-use rmcp::service::RxJsonRpcMessage;
+use rmcp::model::{
+    ClientNotification, ClientResult, JsonRpcMessage, ListRootsRequest, ServerRequest,
+};
+use rmcp::service::{PeerRequestOptions, RxJsonRpcMessage, ServiceError};
 use rmcp::{Peer, RoleServer};
 use tokio::sync::watch;
 
 use crate::error::Error;
 use crate::fs::roots::Root;
 use crate::fs::scope::{Scope, join_display, resolve_in};
+use crate::limits::MAX_CLIENT_ROOTS;
 use crate::sync::lock;
 use crate::text::fmt::file_uri_path;
 
 /// Whether the roots in force are settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Waiting for the answer to the latest `roots/list` request.
+    /// Waiting for the answer to a `roots/list` request.
     Pending,
     /// Settled.
     Ready,
+    /// Settled with no access, for a reason each call is told.
+    Refused(Refusal),
+}
+
+/// Why the client's roots give no access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// The `roots/list` request got no answer in time and was dropped.
+    Timeout,
+    /// The answer named more than [`MAX_CLIENT_ROOTS`] roots.
+    TooMany(usize),
+}
+
+/// The one `roots/list` request tuls may have outstanding.
+#[derive(Debug, Default)]
+struct Asking {
+    /// A request is out (or about to go out).
+    outstanding: bool,
+    /// The client said its roots changed after the outstanding request
+    /// went out: its answer is stale, and one more request follows it.
+    stale: bool,
 }
 
 /// The client-roots state of one session.
@@ -59,9 +91,9 @@ pub struct ClientRoots {
     /// Client roots are in use: allowed, and the client declared them.
     in_use: AtomicBool,
     state: watch::Sender<State>,
-    /// Number of the latest `roots/list` request. Only the answer to that
-    /// request is applied, with `state`, under this lock.
-    generation: Mutex<u64>,
+    /// At most one `roots/list` request is outstanding; `state` is settled
+    /// under this lock.
+    asking: Mutex<Asking>,
     wait: Duration,
     max_path_bytes: usize,
 }
@@ -75,7 +107,7 @@ impl ClientRoots {
             allowed,
             in_use: AtomicBool::new(false),
             state,
-            generation: Mutex::new(0),
+            asking: Mutex::new(Asking::default()),
             wait: Duration::from_secs(wait_secs),
             max_path_bytes,
         }
@@ -97,19 +129,12 @@ impl ClientRoots {
         self.in_use.load(Ordering::SeqCst)
     }
 
-    /// Marks the roots Pending and supersedes any outstanding answer;
-    /// returns the new request's generation.
-    fn mark_pending(&self) -> u64 {
-        let mut g = lock(&self.generation);
-        *g += 1;
-        self.state.send_replace(State::Pending);
-        *g
-    }
-
     /// Observes each incoming message in wire order, before any later one is
-    /// read: `roots/list_changed` marks the roots Pending at once, closing
-    /// the window in which a call written right after the notification could
-    /// run with the old roots (rmcp handles each message as its own task).
+    /// read: `roots/list_changed` marks the roots Pending (and any
+    /// outstanding answer stale) at once, closing the window in which a call
+    /// written right after the notification could run with the old roots
+    /// (rmcp handles each message as its own task). It sends nothing, so a
+    /// flood of notifications costs no memory.
     pub fn observe(&self, msg: &RxJsonRpcMessage<RoleServer>) {
         if let JsonRpcMessage::Notification(n) = msg
             && matches!(
@@ -118,64 +143,146 @@ impl ClientRoots {
             )
             && self.in_use()
         {
-            self.mark_pending();
+            let mut asking = lock(&self.asking);
+            asking.stale = asking.outstanding;
+            self.state.send_replace(State::Pending);
         }
     }
 
-    /// Asks the client for its roots and applies the answer. Call after
-    /// `initialized` and after each `roots/list_changed`.
+    /// Asks the client for its roots and applies the answer, unless a
+    /// request is already outstanding (its answer is then stale, and one
+    /// more request follows it). Call after `initialized` and after each
+    /// `roots/list_changed`.
     pub fn refresh(self: &Arc<Self>, peer: Peer<RoleServer>) {
         if !self.in_use() {
             tracing::debug!("ignoring a roots refresh: client roots are not in use");
             return;
         }
-        let generation = self.mark_pending();
+        {
+            let mut asking = lock(&self.asking);
+            self.state.send_replace(State::Pending);
+            if asking.outstanding {
+                return;
+            }
+            asking.outstanding = true;
+            asking.stale = false;
+        }
         let this = self.clone();
-        tokio::spawn(async move { this.apply(&peer, generation).await });
+        tokio::spawn(async move { this.ask(peer).await });
     }
 
-    async fn apply(&self, peer: &Peer<RoleServer>, generation: u64) {
-        let narrowed = match peer.list_roots().await {
-            Ok(list) => {
-                let uris: Vec<String> = list.roots.into_iter().map(|r| r.uri).collect();
-                narrow(self.scope.cli_roots(), &uris, self.max_path_bytes)
+    /// Sends `roots/list` until an answer arrives that no later change has
+    /// made stale, and settles the roots with it.
+    async fn ask(&self, peer: Peer<RoleServer>) {
+        loop {
+            let answer = self.request(&peer).await;
+            let (roots, state) = self.apply(answer);
+            let mut asking = lock(&self.asking);
+            if asking.stale {
+                asking.stale = false;
+                tracing::debug!("the client's roots changed while tuls asked; asking again");
+                continue;
             }
-            Err(e) => {
-                tracing::error!(error = %e, "roots/list failed; failing closed with no access");
-                Vec::new()
-            }
-        };
-        let latest = lock(&self.generation);
-        if *latest != generation {
-            tracing::debug!(
-                generation,
-                latest = *latest,
-                "discarding a stale roots/list answer"
-            );
+            asking.outstanding = false;
+            let names: Vec<&str> = roots.iter().map(|r| r.display.as_str()).collect();
+            tracing::info!("client roots in force: [{}]", names.join(", "));
+            self.scope.set_roots(roots);
+            self.state.send_replace(state);
             return;
         }
-        let names: Vec<&str> = narrowed.iter().map(|r| r.display.as_str()).collect();
-        tracing::info!("client roots in force: [{}]", names.join(", "));
-        self.scope.set_roots(narrowed);
-        self.state.send_replace(State::Ready);
+    }
+
+    /// One `roots/list` request, dropped (and cancelled towards the client)
+    /// when no answer comes within the roots wait (at least one second, so
+    /// `--roots-timeout-secs 0` still lets a prompt answer in).
+    async fn request(&self, peer: &Peer<RoleServer>) -> Result<Vec<String>, Asked> {
+        let request = ServerRequest::ListRootsRequest(ListRootsRequest {
+            method: Default::default(),
+            extensions: Default::default(),
+        });
+        let options = PeerRequestOptions::with_timeout(self.wait.max(Duration::from_secs(1)));
+        let answer = match peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle.await_response().await,
+            Err(e) => Err(e),
+        };
+        match answer {
+            Ok(ClientResult::ListRootsResult(list)) => {
+                Ok(list.roots.into_iter().map(|r| r.uri).collect())
+            }
+            Ok(_) => Err(Asked::Failed(
+                "an answer that is not a roots list".to_owned(),
+            )),
+            Err(ServiceError::Timeout { .. }) => Err(Asked::Timeout),
+            Err(e) => Err(Asked::Failed(e.to_string())),
+        }
+    }
+
+    /// The roots one answer gives, and the state they settle in.
+    fn apply(&self, answer: Result<Vec<String>, Asked>) -> (Vec<Arc<Root>>, State) {
+        match answer {
+            Ok(uris) if uris.len() > MAX_CLIENT_ROOTS => {
+                tracing::error!(
+                    count = uris.len(),
+                    max = MAX_CLIENT_ROOTS,
+                    "roots/list named too many roots; failing closed with no access"
+                );
+                (Vec::new(), State::Refused(Refusal::TooMany(uris.len())))
+            }
+            Ok(uris) => (
+                narrow(self.scope.cli_roots(), &uris, self.max_path_bytes),
+                State::Ready,
+            ),
+            Err(Asked::Timeout) => {
+                tracing::error!(
+                    secs = self.wait.as_secs(),
+                    "roots/list got no answer in time; dropped it, failing closed with no access"
+                );
+                (Vec::new(), State::Refused(Refusal::Timeout))
+            }
+            Err(Asked::Failed(e)) => {
+                tracing::error!(error = %e, "roots/list failed; failing closed with no access");
+                (Vec::new(), State::Ready)
+            }
+        }
     }
 
     /// Waits, bounded, until no `roots/list` answer is pending.
     pub async fn wait_ready(&self) -> Result<(), Error> {
         let mut rx = self.state.subscribe();
-        match tokio::time::timeout(self.wait, rx.wait_for(|s| *s == State::Ready)).await {
-            Ok(Ok(_)) => Ok(()),
-            _ => Err(Error::RootsTimeout {
-                secs: self.wait.as_secs(),
-            }),
+        let timeout = Error::RootsTimeout {
+            secs: self.wait.as_secs(),
+        };
+        match tokio::time::timeout(self.wait, rx.wait_for(|s| *s != State::Pending)).await {
+            Ok(Ok(state)) => match *state {
+                State::Refused(Refusal::TooMany(count)) => Err(Error::TooManyClientRoots {
+                    count,
+                    max: MAX_CLIENT_ROOTS,
+                }),
+                State::Refused(Refusal::Timeout) => Err(timeout),
+                State::Ready | State::Pending => Ok(()),
+            },
+            _ => Err(timeout),
         }
     }
 }
 
+/// Why a `roots/list` request brought no list.
+#[derive(Debug)]
+enum Asked {
+    /// No answer within the wait.
+    Timeout,
+    /// An error answer, or the session ended.
+    Failed(String),
+}
+
 /// The client roots that lie at or beneath an operator root, each opened
 /// through that root's handle. Others are ignored, with a log line.
+/// Roots that are the same directory (device and inode) share one handle,
+/// and one named the same way twice counts once.
 pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<Arc<Root>> {
     let mut out = Vec::new();
+    let mut dirs: HashMap<(u64, u64), Arc<cap_std::fs::Dir>> = HashMap::new();
+    let mut named: HashSet<(u64, u64, String)> = HashSet::new();
     for uri in uris {
         let Some(path) = file_uri_path(uri) else {
             tracing::warn!(uri, "ignoring client root: not a file:// URI");
@@ -195,19 +302,32 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
             );
             continue;
         };
-        match t.open_dir("open") {
-            Ok(dir) => out.push(Arc::new(Root {
-                display: join_display(&t.root.display, &t.segs),
-                // The client may name it under either spelling of the CLI
-                // root (e.g. a symlinked path, or the path it resolves to).
-                resolved: t.root.resolved.as_deref().map(|r| join_display(r, &t.segs)),
-                dir: Arc::new(dir),
-            })),
-            Err(_) => tracing::warn!(
+        let Ok(dir) = t.open_dir("open") else {
+            tracing::warn!(
                 uri,
                 "ignoring client root: not a directory beneath an allowed directory"
-            ),
+            );
+            continue;
+        };
+        let Ok(st) = rustix::fs::fstat(&dir) else {
+            tracing::warn!(uri, "ignoring client root: cannot stat it");
+            continue;
+        };
+        let key = (st.st_dev, st.st_ino);
+        let display = join_display(&t.root.display, &t.segs);
+        if !named.insert((key.0, key.1, display.clone())) {
+            tracing::debug!(uri, "ignoring client root: named twice");
+            continue;
         }
+        // A second name for a directory already open shares its handle.
+        let dir = dirs.entry(key).or_insert_with(|| Arc::new(dir)).clone();
+        out.push(Arc::new(Root {
+            display,
+            // The client may name it under either spelling of the CLI root
+            // (e.g. a symlinked path, or the path it resolves to).
+            resolved: t.root.resolved.as_deref().map(|r| join_display(r, &t.segs)),
+            dir,
+        }));
     }
     out
 }

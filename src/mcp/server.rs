@@ -21,11 +21,12 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::flow::{Flow, Reservation, held_bytes, reserve_bytes};
 use super::reply;
 use super::roots::ClientRoots;
 use crate::error::Error;
 use crate::fs::scope::Scope;
-use crate::limits::Limits;
+use crate::limits::{Limits, MAX_CALLS_IN_FLIGHT};
 use crate::policy::Policy;
 use crate::tools::{self, Ctx};
 
@@ -41,6 +42,7 @@ struct Inner {
     policy: Policy,
     tools: Vec<Tool>,
     roots: Arc<ClientRoots>,
+    flow: Arc<Flow>,
 }
 
 impl Server {
@@ -60,6 +62,10 @@ impl Server {
             limits.roots_wait_secs,
             limits.max_path_bytes,
         ));
+        let flow = Arc::new(Flow::new(
+            limits.max_pending_reply_bytes,
+            MAX_CALLS_IN_FLIGHT,
+        ));
         Ok(Self {
             inner: Arc::new(Inner {
                 scope,
@@ -67,6 +73,7 @@ impl Server {
                 policy,
                 tools,
                 roots,
+                flow,
             }),
         })
     }
@@ -74,6 +81,11 @@ impl Server {
     /// The session's client roots, for the transport's in-order observer.
     pub fn client_roots(&self) -> Arc<ClientRoots> {
         self.inner.roots.clone()
+    }
+
+    /// The session's flow control, for the transport.
+    pub fn flow(&self) -> Arc<Flow> {
+        self.inner.flow.clone()
     }
 
     /// Runs one tool call to completion, in process (used by the MCP handler
@@ -86,10 +98,27 @@ impl Server {
         args: Value,
         cancel: CancellationToken,
     ) -> Option<CallToolResult> {
+        self.run(name, args, cancel).await.map(|(r, _)| r)
+    }
+
+    /// [`Server::call`], also returning the reply budget reserved for the
+    /// result ([`super::flow`]): taken after the roots wait, before the
+    /// tool runs.
+    async fn run(
+        &self,
+        name: &str,
+        args: Value,
+        cancel: CancellationToken,
+    ) -> Option<(CallToolResult, Option<Reservation>)> {
         let tool = tools::find(name).filter(|t| self.inner.policy.is_enabled(t.name))?;
         if let Err(e) = self.inner.roots.wait_ready().await {
-            return Some(reply::tool_result(Err(e)));
+            return Some((reply::tool_result(Err(e)), None));
         }
+        let reservation = self
+            .inner
+            .flow
+            .reserve(reserve_bytes(tool.name, &self.inner.limits))
+            .await;
         let ctx = Ctx {
             scope: self.inner.scope.snapshot(),
             limits: self.inner.limits,
@@ -109,7 +138,7 @@ impl Server {
                 Err(Error::Panicked { tool: tool.name })
             }
         };
-        Some(reply::tool_result(result))
+        Some((reply::tool_result(result), reservation))
     }
 }
 
@@ -173,8 +202,13 @@ impl ServerHandler for Server {
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
-        match self.call(&request.name, args, context.ct.clone()).await {
-            Some(r) => Ok(r.into()),
+        match self.run(&request.name, args, context.ct.clone()).await {
+            Some((r, reservation)) => {
+                if let Some(res) = reservation {
+                    self.inner.flow.hold(&context.id, res, held_bytes(&r));
+                }
+                Ok(r.into())
+            }
             None => Err(McpError::invalid_params(
                 format!("Tool {} not found", request.name),
                 None,

@@ -9,8 +9,11 @@
 //! reader drops an oversized line without a reply, and its writer locks per
 //! message, so tuls keeps this one). A longer line is discarded, never
 //! buffered past the bound, and answered with a JSON-RPC error at the
-//! request's top-level `id` when its first bytes show one. A line that is
-//! not a JSON-RPC message is logged and skipped, as the reference does.
+//! request's top-level `id` when its first bytes show one, else at `id:
+//! null`. A line that is not JSON gets `-32700 Parse error` and one that is
+//! JSON but no JSON-RPC message tuls reads gets `-32600 Invalid Request`
+//! (see `not_a_message`); the session goes on. Before each line, the
+//! reader waits for a call slot and free reply budget ([`super::flow`]).
 //! Each message is shown to an observer in wire order before it is handed
 //! on (client roots use it; see [`super::roots::ClientRoots::observe`]).
 //!
@@ -30,6 +33,7 @@ use rmcp::{RoleServer, ServiceExt};
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
+use super::flow::{Flow, Held, Slot};
 use super::reply::mirrors;
 use super::server::Server;
 use crate::text::fmt::Counted;
@@ -227,8 +231,9 @@ const LARGE_REPLY: u64 = 1 << 20;
 /// the common one; boxing it would cost an allocation per reply.)
 #[allow(clippy::large_enum_variant)]
 enum Out {
-    /// A message from the service.
-    Message(TxJsonRpcMessage<RoleServer>),
+    /// A message from the service, with the reply budget it holds
+    /// (released once it is written).
+    Message(TxJsonRpcMessage<RoleServer>, Held),
     /// An error reply whose request id could not be read (`id: null`).
     NullIdError(ErrorData),
 }
@@ -259,6 +264,9 @@ pub fn serve(
         lines: LineReader::new(tokio::io::stdin(), max_request_bytes),
         tx,
         max: max_request_bytes,
+        flow: server.flow(),
+        slot: None,
+        unsent: None,
         observe: Box::new(move |msg| roots.observe(msg)),
     };
     let result = runtime.block_on(async move {
@@ -289,9 +297,14 @@ fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
         let mut next = Some(first);
         while let Some(item) = next.take() {
             let before = out.count;
-            // The message is consumed (and so freed) as it is written.
+            // The message is consumed (and so freed) as it is written; its
+            // reservation of the reply budget is released with it.
             let written = match item {
-                Out::Message(msg) => write_message(&mut out, msg, &mut splice),
+                Out::Message(msg, held) => {
+                    let written = write_message(&mut out, msg, &mut splice);
+                    drop(held);
+                    written
+                }
                 Out::NullIdError(error) => serde_json::to_writer(
                     &mut out,
                     &serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error}),
@@ -321,6 +334,12 @@ struct Stdio {
     lines: LineReader<tokio::io::Stdin>,
     tx: tokio::sync::mpsc::Sender<Out>,
     max: usize,
+    flow: std::sync::Arc<Flow>,
+    /// A call slot taken before reading the next line (kept across a
+    /// cancelled `receive`).
+    slot: Option<Slot>,
+    /// An error reply not yet queued (see [`Stdio::reply_error`]).
+    unsent: Option<Out>,
     observe: Observer,
 }
 
@@ -461,14 +480,97 @@ fn id_value(s: &[u8]) -> Option<RequestId> {
     num.parse::<i64>().ok().map(RequestId::Number)
 }
 
+/// The error reply for a complete line that is not a JSON-RPC message
+/// (JSON-RPC 2.0 §5), or `None` when no reply is due.
+///
+/// - Not JSON, or nested past serde_json's depth limit: `-32700 Parse
+///   error`, `id: null`.
+/// - JSON that is a notification or a response but not one tuls reads: no
+///   reply (neither is ever answered); logged.
+/// - Any other JSON (not an object, a batch, a request whose method or
+///   params do not fit): `-32600 Invalid Request`, at its top-level `id`
+///   when that is a number or a string, else `id: null`.
+fn not_a_message(bytes: &[u8], e: &serde_json::Error) -> Option<(Option<RequestId>, ErrorData)> {
+    use serde_json::error::Category;
+    if !matches!(e.classify(), Category::Data) {
+        tracing::warn!(error = %e, "a request line is not valid JSON; answered with a parse error");
+        let error = ErrorData::new(
+            ErrorCode::PARSE_ERROR,
+            format!("Parse error: the line is not valid JSON ({e})"),
+            None,
+        );
+        return Some((None, error));
+    }
+    #[derive(serde::Deserialize)]
+    struct Shape {
+        #[serde(default)]
+        id: Option<serde_json::Value>,
+        #[serde(default)]
+        method: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        result: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        error: Option<serde::de::IgnoredAny>,
+    }
+    let invalid = |id| {
+        let error = ErrorData::new(
+            ErrorCode::INVALID_REQUEST,
+            "Invalid Request: the line is JSON but not a JSON-RPC 2.0 message that this server accepts",
+            None,
+        );
+        Some((id, error))
+    };
+    let is_object = bytes.trim_ascii_start().first() == Some(&b'{');
+    let Some(shape) = is_object
+        .then(|| serde_json::from_slice::<Shape>(bytes).ok())
+        .flatten()
+    else {
+        tracing::warn!(error = %e, "a request line is not a JSON-RPC message; answered with an error");
+        return invalid(None);
+    };
+    if shape.method.is_none() && (shape.result.is_some() || shape.error.is_some()) {
+        tracing::warn!(error = %e, "skipping a response that is not one tuls reads");
+        return None;
+    }
+    if shape.method.is_some() && shape.id.is_none() {
+        tracing::warn!(error = %e, "skipping a notification that is not one tuls reads");
+        return None;
+    }
+    tracing::warn!(error = %e, "a request line is not a JSON-RPC request tuls accepts; answered with an error");
+    let id = match shape.id {
+        Some(serde_json::Value::Number(n)) => n.as_i64().map(RequestId::Number),
+        Some(serde_json::Value::String(s)) => Some(RequestId::String(s.into())),
+        _ => None,
+    };
+    invalid(id)
+}
+
 impl Stdio {
-    /// Queues a reply to a line the service never sees.
-    async fn reply_error(&self, id: Option<RequestId>, error: ErrorData) {
-        let out = match id {
-            Some(id) => Out::Message(TxJsonRpcMessage::<RoleServer>::error(error, Some(id))),
+    /// Queues a reply to a line the service never sees. Cancel-safe: the
+    /// reply waits in `self` until the queue has room.
+    async fn reply_error(&mut self, id: Option<RequestId>, error: ErrorData) {
+        self.unsent = Some(match id {
+            Some(id) => Out::Message(
+                TxJsonRpcMessage::<RoleServer>::error(error, Some(id)),
+                Held::default(),
+            ),
             None => Out::NullIdError(error),
+        });
+        self.flush_unsent().await;
+    }
+
+    /// Queues the error reply left by a cancelled [`Stdio::reply_error`].
+    async fn flush_unsent(&mut self) {
+        if self.unsent.is_none() {
+            return;
+        }
+        let Ok(permit) = self.tx.reserve().await else {
+            self.unsent = None;
+            return;
         };
-        let _ = self.tx.send(out).await;
+        if let Some(out) = self.unsent.take() {
+            permit.send(out);
+        }
     }
 }
 
@@ -480,8 +582,9 @@ impl Transport<RoleServer> for Stdio {
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let tx = self.tx.clone();
+        let held = self.flow.on_send(&item);
         async move {
-            tx.send(Out::Message(item)).await.map_err(|_| {
+            tx.send(Out::Message(item, held)).await.map_err(|_| {
                 std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed")
             })
         }
@@ -489,6 +592,12 @@ impl Transport<RoleServer> for Stdio {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            self.flush_unsent().await;
+            // Back-pressure: no next line while the calls in flight or the
+            // reply budget are used up.
+            if self.slot.is_none() {
+                self.slot = Some(self.flow.ready_to_read().await?);
+            }
             let line = match self.lines.next_line().await {
                 Ok(Some(l)) => l,
                 Ok(None) => return None,
@@ -503,12 +612,15 @@ impl Transport<RoleServer> for Stdio {
                         continue;
                     }
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
-                        Ok(msg) => {
+                        Ok(mut msg) => {
                             (self.observe)(&msg);
+                            self.flow.on_message(&mut msg, &mut self.slot);
                             return Some(msg);
                         }
                         Err(e) => {
-                            tracing::warn!(error = %e, "skipping a line that is not a JSON-RPC message")
+                            if let Some((id, error)) = not_a_message(&bytes, &e) {
+                                self.reply_error(id, error).await;
+                            }
                         }
                     }
                 }
@@ -517,17 +629,15 @@ impl Transport<RoleServer> for Stdio {
                         max = self.max,
                         "discarded a request line longer than --max-request-bytes"
                     );
-                    if let Some(id) = top_level_id(&prefix) {
-                        let error = ErrorData::new(
-                            ErrorCode::INVALID_REQUEST,
-                            format!(
-                                "Request too large: the line exceeds {} bytes (--max-request-bytes); it was discarded",
-                                self.max
-                            ),
-                            None,
-                        );
-                        self.reply_error(Some(id), error).await;
-                    }
+                    let error = ErrorData::new(
+                        ErrorCode::INVALID_REQUEST,
+                        format!(
+                            "Request too large: the line exceeds {} bytes (--max-request-bytes); it was discarded",
+                            self.max
+                        ),
+                        None,
+                    );
+                    self.reply_error(top_level_id(&prefix), error).await;
                 }
             }
         }

@@ -136,8 +136,9 @@ fn request_line_at_and_past_max_request_bytes() {
     let next = raw_reply(&raw.call_tool("read_text_file", json!({"path": "hello.txt"})));
     assert_eq!(next.text, "hello\n");
 
-    // 32 MiB with the id only at its end: dropped without an answer, and
-    // never buffered (the server's peak RSS stays far below the line).
+    // 32 MiB with the id only at its end: never buffered (the server's peak
+    // RSS stays far below the line), and answered at `id: null` since its
+    // id cannot be known (issue 11).
     let pid = raw.pid();
     let huge = format!(
         r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"read_text_file","arguments":{{"path":"{}"}}}},"id":7777}}"#,
@@ -147,9 +148,14 @@ fn request_line_at_and_past_max_request_bytes() {
     drop(huge);
     let after = raw_reply(&raw.call_tool("read_text_file", json!({"path": "hello.txt"})));
     assert_eq!(after.text, "hello\n");
+    let mut null_id_errors = 0;
     while let Some(msg) = raw.recv(Duration::from_millis(300)) {
         assert_ne!(msg.get("id"), Some(&json!(7777)), "answered: {msg}");
+        if msg["id"].is_null() && msg["error"]["code"] == json!(-32600) {
+            null_id_errors += 1;
+        }
     }
+    assert_eq!(null_id_errors, 1);
     let hwm = status_kib(pid, "VmHWM");
     eprintln!("bounds: peak RSS after a dropped 32 MiB request line: {hwm} KiB");
     assert!(
