@@ -8,6 +8,9 @@
 //! Rules:
 //! - Client roots only narrow: a client root counts only if it lies at or
 //!   beneath an operator root, and it is opened through that root's handle.
+//! - An empty list narrows nothing: the operator's roots stay in force. A
+//!   non-empty list of which none counts gives no access, and every refusal
+//!   says why, naming the client's roots ([`decide`]).
 //! - Roots are in use when the client declared the `roots` capability in
 //!   `initialize` and the operator did not pass `--no-client-roots`.
 //! - Every tool call waits (bounded by `--roots-timeout-secs`) while an
@@ -135,14 +138,17 @@ impl ClientRoots {
     }
 
     async fn apply(&self, peer: &Peer<RoleServer>, generation: u64) {
-        let narrowed = match peer.list_roots().await {
+        let decision = match peer.list_roots().await {
             Ok(list) => {
                 let uris: Vec<String> = list.roots.into_iter().map(|r| r.uri).collect();
-                narrow(self.scope.cli_roots(), &uris, self.max_path_bytes)
+                decide(self.scope.cli_roots(), &uris, self.max_path_bytes)
             }
             Err(e) => {
                 tracing::error!(error = %e, "roots/list failed; failing closed with no access");
-                Vec::new()
+                Decision::NoAccess(
+                    "the client answered tuls's roots/list request with an error, so tuls fails closed"
+                        .to_owned(),
+                )
             }
         };
         let latest = lock(&self.generation);
@@ -154,9 +160,23 @@ impl ClientRoots {
             );
             return;
         }
-        let names: Vec<&str> = narrowed.iter().map(|r| r.display.as_str()).collect();
-        tracing::info!("client roots in force: [{}]", names.join(", "));
-        self.scope.set_roots(narrowed);
+        match decision {
+            Decision::Operator => {
+                tracing::info!(
+                    "the client's roots list is empty, which narrows nothing: the operator's directories stay in force"
+                );
+                self.scope.set_roots(self.scope.cli_roots().to_vec());
+            }
+            Decision::Narrowed(narrowed) => {
+                let names: Vec<&str> = narrowed.iter().map(|r| r.display.as_str()).collect();
+                tracing::info!("client roots in force: [{}]", names.join(", "));
+                self.scope.set_roots(narrowed);
+            }
+            Decision::NoAccess(why) => {
+                tracing::warn!("no access in this session: {why}");
+                self.scope.set_no_roots(why);
+            }
+        }
         self.state.send_replace(State::Ready);
     }
 
@@ -170,6 +190,50 @@ impl ClientRoots {
             }),
         }
     }
+}
+
+/// What a client's roots list puts in force.
+#[derive(Debug)]
+pub enum Decision {
+    /// An empty list: the client expressed no narrowing (today's MCP
+    /// Inspector declares roots and answers `[]`), so the operator's roots
+    /// stay in force.
+    Operator,
+    /// The client roots that count (at least one).
+    Narrowed(Vec<Arc<Root>>),
+    /// A non-empty list of which none counts, or a failed `roots/list`: no
+    /// access, and this reason (plain words, naming the client's roots) in
+    /// every refusal and in `list_allowed_directories`.
+    NoAccess(String),
+}
+
+/// How many of the client's roots a [`Decision::NoAccess`] reason names.
+const NAMED_ROOTS: usize = 5;
+/// How many bytes of each one it shows.
+const NAMED_ROOT_BYTES: usize = 200;
+
+/// Decides what a client's roots list (`uris`) puts in force over the
+/// operator's roots `cli`.
+pub fn decide(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Decision {
+    if uris.is_empty() {
+        return Decision::Operator;
+    }
+    let narrowed = narrow(cli, uris, max_path_bytes);
+    if !narrowed.is_empty() {
+        return Decision::Narrowed(narrowed);
+    }
+    let mut named: Vec<String> = uris
+        .iter()
+        .take(NAMED_ROOTS)
+        .map(|u| crate::text::fmt::cut(u, NAMED_ROOT_BYTES).to_owned())
+        .collect();
+    if uris.len() > NAMED_ROOTS {
+        named.push(format!("and {} more", uris.len() - NAMED_ROOTS));
+    }
+    Decision::NoAccess(format!(
+        "none of the client's roots ({}) is a directory inside the directories tuls serves, and client roots can only narrow those",
+        named.join(", ")
+    ))
 }
 
 /// The client roots that lie at or beneath an operator root, each opened
@@ -202,6 +266,7 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
                 // root (e.g. a symlinked path, or the path it resolves to).
                 resolved: t.root.resolved.as_deref().map(|r| join_display(r, &t.segs)),
                 dir: Arc::new(dir),
+                origin: t.root.origin.clone(),
             })),
             Err(_) => tracing::warn!(
                 uri,
