@@ -15,6 +15,7 @@ mod suite {
     mod config;
     mod create_directory;
     mod edit;
+    mod edit_hints;
     mod escape;
     mod info;
     mod list;
@@ -23,7 +24,10 @@ mod suite {
     mod protocol;
     mod race;
     mod read;
+    mod root_moved;
     mod roots;
+    mod roots_rules;
+    mod startup_checks;
     mod write;
     mod write_escape;
 }

@@ -173,7 +173,7 @@ impl ClientRoots {
                 self.scope.set_roots(narrowed);
             }
             Decision::NoAccess(why) => {
-                tracing::warn!("no access in this session: {why}");
+                tracing::warn!(reason = why.as_str(), "no access in this session");
                 self.scope.set_no_roots(why);
             }
         }

@@ -175,10 +175,16 @@ impl ServerHandler for Server {
             .unwrap_or_else(|| json!({}));
         match self.call(&request.name, args, context.ct.clone()).await {
             Some(r) => Ok(r.into()),
-            None => Err(McpError::invalid_params(
-                format!("Tool {} not found", request.name),
-                None,
-            )),
+            None => {
+                tracing::debug!(
+                    tool = &*request.name,
+                    "refused a call to a tool that is not enabled"
+                );
+                Err(McpError::invalid_params(
+                    format!("Tool {} not found", request.name),
+                    None,
+                ))
+            }
         }
     }
 }
