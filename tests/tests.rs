@@ -27,6 +27,7 @@ mod suite {
     mod root_moved;
     mod roots;
     mod roots_rules;
+    mod spelling;
     mod startup_checks;
     mod write;
     mod write_escape;

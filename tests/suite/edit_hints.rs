@@ -62,7 +62,9 @@ fn whitespace_near_misses_name_the_nearest_line_and_write_nothing() {
     );
     // Nothing close: the plain message, no hint.
     let r = edit("let y = 2;");
-    r.assert_error_contains("must match the file as it stands after the earlier edits; nothing was written");
+    r.assert_error_contains(
+        "must match the file as it stands after the earlier edits; nothing was written",
+    );
     assert!(!r.text.contains("nearest"), "{:?}", r.raw);
     assert_eq!(env.read_string("main.rs"), text);
 }

@@ -60,7 +60,10 @@ fn a_root_renamed_away_refuses_every_call_and_nothing_lands_in_it() {
     let mut names = names;
     names.sort();
     assert_eq!(names, ["before.txt", "old.txt"]);
-    assert_eq!(std::fs::read_to_string(moved.join("old.txt")).unwrap(), "old\n");
+    assert_eq!(
+        std::fs::read_to_string(moved.join("old.txt")).unwrap(),
+        "old\n"
+    );
 
     // Replaced: a new directory at the same path is not served either (it is
     // not what the operator's handle names; restart to serve it).
@@ -71,14 +74,21 @@ fn a_root_renamed_away_refuses_every_call_and_nothing_lands_in_it() {
 
     // Logged once, naming the operator's path.
     assert!(
-        wait_until(Duration::from_secs(5), || server.stderr().contains(&format!(
-            "tuls: error: allowed directory '{}' {RESTART}",
-            root.display()
-        ))),
+        wait_until(Duration::from_secs(5), || server.stderr().contains(
+            &format!(
+                "tuls: error: allowed directory '{}' {RESTART}",
+                root.display()
+            )
+        )),
         "no log line:\n{}",
         server.stderr()
     );
-    assert_eq!(server.stderr().matches(RESTART).count(), 1, "{}", server.stderr());
+    assert_eq!(
+        server.stderr().matches(RESTART).count(),
+        1,
+        "{}",
+        server.stderr()
+    );
     if stderr.contains("landlock: active") {
         eprintln!("checked under Landlock");
     }
@@ -95,7 +105,10 @@ fn a_symlinked_root_repointed_is_refused_and_other_roots_go_on() {
     std::os::unix::fs::symlink(env.path("a"), &link).unwrap();
     let server = Server::start(&args![link, env.path("second")]);
     let x = format!("{}/x.txt", link.display());
-    assert_eq!(server.call("read_text_file", json!({"path": x})).text, "a\n");
+    assert_eq!(
+        server.call("read_text_file", json!({"path": x})).text,
+        "a\n"
+    );
 
     // Repoint the operator's symlink at another directory.
     std::fs::remove_file(&link).unwrap();
@@ -106,7 +119,10 @@ fn a_symlinked_root_repointed_is_refused_and_other_roots_go_on() {
     assert_eq!(std::fs::read_to_string(env.path("b/x.txt")).unwrap(), "b\n");
     // The other root is unaffected.
     server
-        .call("read_text_file", json!({"path": env.path_str("second/y.txt")}))
+        .call(
+            "read_text_file",
+            json!({"path": env.path_str("second/y.txt")}),
+        )
         .assert_ok();
 }
 

@@ -50,9 +50,9 @@ fn an_empty_roots_list_narrows_nothing_and_says_so_at_info() {
     read(&server, &env.canary().to_string_lossy())
         .assert_error_contains("Access denied - path outside allowed directories");
     assert!(
-        wait_until(Duration::from_secs(5), || server
-            .stderr()
-            .contains("tuls: info: the client's roots list is empty, which narrows nothing")),
+        wait_until(Duration::from_secs(5), || server.stderr().contains(
+            "tuls: info: the client's roots list is empty, which narrows nothing"
+        )),
         "no info line:\n{}",
         server.stderr()
     );
@@ -74,7 +74,10 @@ fn client_roots_that_all_lie_outside_give_no_access_and_every_refusal_says_why()
         ("read_text_file", json!({"path": env.path_str("top.txt")})),
         ("read_text_file", json!({"path": "top.txt"})),
         ("list_directory", json!({"path": root_s(&env)})),
-        ("write_file", json!({"path": env.path_str("new.txt"), "content": "x"})),
+        (
+            "write_file",
+            json!({"path": env.path_str("new.txt"), "content": "x"}),
+        ),
         (
             "search_files",
             json!({"path": root_s(&env), "pattern": "**"}),
@@ -122,7 +125,11 @@ fn client_roots_that_all_lie_outside_give_no_access_and_every_refusal_says_why()
     read(&server, &env.path_str("sub/inner.txt")).assert_ok();
     let r = read(&server, &env.path_str("top.txt"));
     r.assert_error_contains("Access denied - path outside allowed directories");
-    assert!(!r.text.contains("none of the client's roots"), "{:?}", r.raw);
+    assert!(
+        !r.text.contains("none of the client's roots"),
+        "{:?}",
+        r.raw
+    );
     assert_eq!(
         server.call("list_allowed_directories", json!({})).text,
         format!("Allowed directories:\n{}", env.path_str("sub"))

@@ -44,7 +44,11 @@ fn a_leading_tilde_in_an_operator_dir_expands_from_home_and_client_paths_never_d
     for dir in ["~/root", "~/root/"] {
         let server = Server::start_with(&args![dir], Options::new().env("HOME", &base));
         let allowed = server.call("list_allowed_directories", json!({}));
-        assert_eq!(allowed.text, format!("Allowed directories:\n{root}"), "{dir}");
+        assert_eq!(
+            allowed.text,
+            format!("Allowed directories:\n{root}"),
+            "{dir}"
+        );
         assert_eq!(
             server
                 .call("read_text_file", json!({"path": format!("{root}/top.txt")}))
@@ -53,7 +57,9 @@ fn a_leading_tilde_in_an_operator_dir_expands_from_home_and_client_paths_never_d
         );
         // The client's `~` reaches the kernel verbatim, relative to the root.
         assert_eq!(
-            server.call("read_text_file", json!({"path": "~/top.txt"})).text,
+            server
+                .call("read_text_file", json!({"path": "~/top.txt"}))
+                .text,
             "a directory named ~ inside the root\n"
         );
         server
@@ -70,12 +76,17 @@ fn a_leading_tilde_in_an_operator_dir_expands_from_home_and_client_paths_never_d
     // `~user` is not expanded; without $HOME a `~` DIR is a clear error.
     let out = fs(&args!["~nobody-here/x"], Some(&base));
     assert_eq!(out.code, Some(2));
-    assert!(out.stderr.contains("'~nobody-here/x' does not exist"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("'~nobody-here/x' does not exist"),
+        "{}",
+        out.stderr
+    );
     let out = fs(&args!["~/root"], None);
     assert_eq!(out.code, Some(2));
     assert!(
-        out.stderr
-            .contains("tuls: error: allowed directory '~/root' starts with '~', but $HOME is not set"),
+        out.stderr.contains(
+            "tuls: error: allowed directory '~/root' starts with '~', but $HOME is not set"
+        ),
         "{}",
         out.stderr
     );
@@ -86,7 +97,13 @@ fn log_level_takes_only_the_documented_levels() {
     let env = TestEnv::new();
     for level in ["error", "warn", "info", "debug", "trace"] {
         let out = run_cli(
-            &args!["filesystem", env.root(), "--log-level", level, "--print-config"],
+            &args![
+                "filesystem",
+                env.root(),
+                "--log-level",
+                level,
+                "--print-config"
+            ],
             default_timeout(),
         );
         assert_eq!(out.code, Some(0), "{level}: {}", out.stderr);
@@ -105,11 +122,13 @@ fn log_level_takes_only_the_documented_levels() {
         );
     }
     // The `/` warning shows at the default level, and `error` silences it.
-    let out = run_cli(&args!["filesystem", "/", "--print-config"], default_timeout());
+    let out = run_cli(
+        &args!["filesystem", "/", "--print-config"],
+        default_timeout(),
+    );
     assert!(
-        out.stderr.contains(
-            "tuls: warn: '/' is an allowed directory: the whole filesystem is in scope"
-        ),
+        out.stderr
+            .contains("tuls: warn: '/' is an allowed directory: the whole filesystem is in scope"),
         "{}",
         out.stderr
     );
@@ -139,23 +158,39 @@ fn every_log_line_has_the_one_format_and_no_debug_dumps() {
         }
     }
     raw.send_line("this is not JSON");
-    let unknown = raw.request("tools/call", json!({"name": "no_such_tool", "arguments": {}}));
+    let unknown = raw.request(
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
     assert!(unknown.get("error").is_some(), "{unknown}");
     let denied = raw.call_tool("read_text_file", json!({"path": env.path_str("a.txt")}));
-    assert!(denied.to_string().contains("roots/list request with an error"), "{denied}");
+    assert!(
+        denied
+            .to_string()
+            .contains("roots/list request with an error"),
+        "{denied}"
+    );
     raw.close_stdin();
     assert!(raw.wait_exit(default_timeout()).is_some());
     let stderr = raw.stderr();
     assert!(
-        wait_until(Duration::from_secs(2), || raw.stderr().contains("tuls: error: roots/list failed")),
+        wait_until(Duration::from_secs(2), || raw
+            .stderr()
+            .contains("tuls: error: roots/list failed")),
         "{stderr}"
     );
     let stderr = raw.stderr();
     for line in stderr.lines() {
-        assert!(line.starts_with("tuls: "), "a line in another format: {line:?}\n{stderr}");
+        assert!(
+            line.starts_with("tuls: "),
+            "a line in another format: {line:?}\n{stderr}"
+        );
         for dump in ["ErrorData {", "ErrorCode(", "Some(", " { code:", "Object {"] {
             assert!(!line.contains(dump), "a Rust debug dump: {line:?}");
         }
     }
-    assert!(stderr.contains("tuls: warn: skipping a line that is not a JSON-RPC message"), "{stderr}");
+    assert!(
+        stderr.contains("tuls: warn: skipping a line that is not a JSON-RPC message"),
+        "{stderr}"
+    );
 }
