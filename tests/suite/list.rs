@@ -1,6 +1,6 @@
-//! The listing tools, over stdio, against the reference's formats
-//! (shared/reference/reference-server.md §3.7–3.9, §3.11 and
-//! reference-probe-output.jsonl): `list_directory`, `list_directory_with_sizes`
+//! The listing tools, over stdio, against the formats of the reference server
+//! (`@modelcontextprotocol/server-filesystem` 2026.8.31, as observed over
+//! stdio): `list_directory`, `list_directory_with_sizes`
 //! (sorting, summary, formatSize), `directory_tree` (both exclude semantics)
 //! and `search_files` (globs, excludes, no matches). Listings never follow a
 //! symlink: `[LINK] name`, no size, `"type": "symlink"`, never descended.
