@@ -34,9 +34,13 @@ const FS_AFTER_HELP: &str = "\
 With no --allow every tool is enabled; --deny always wins. A bad selector, or
 one that leaves no tool enabled, stops startup with exit status 2.
 
-Client roots (MCP roots) can only narrow the DIRs: a client root counts only if
-it lies at or beneath a DIR; an empty list means no access. --no-client-roots
-ignores them.
+Client roots (MCP roots, sessions up to protocol 2025-11-25) can only narrow the
+DIRs: a client root counts only if it lies at or beneath a DIR. An empty list
+narrows nothing; a list of which none counts gives no access, and every refusal
+says why. --no-client-roots ignores them.
+
+A leading ~ or ~/ in a DIR expands to $HOME. A DIR moved or replaced while tuls
+runs is refused until tuls is restarted.
 
 Examples:
   Serve a project with every tool:

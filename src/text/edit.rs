@@ -89,8 +89,8 @@ const HINT_MAX_LINES: usize = 10_000;
 
 /// Why `old` (not found in `text`) did not match, if it nearly does: line
 /// endings first, then whitespace at the ends of lines. Linear in the text
-/// for the line-ending check; the whitespace search is bounded by
-/// [`HINT_BUDGET`].
+/// for the line-ending check; the whitespace search gives up (no hint)
+/// after a fixed number of line comparisons.
 pub fn near_miss(text: &str, old: &str) -> Option<Hint> {
     if old.contains('\n') {
         let lf = old.replace("\r\n", "\n");
