@@ -41,6 +41,9 @@ use tokio::sync::watch;
 use crate::error::Error;
 use crate::fs::roots::Root;
 use crate::fs::scope::{Scope, join_display, resolve_in};
+use crate::limits::{
+    ROOT_BYTES_NAMED_IN_REFUSAL as NAMED_ROOT_BYTES, ROOTS_NAMED_IN_REFUSAL as NAMED_ROOTS,
+};
 use crate::sync::lock;
 use crate::text::fmt::file_uri_path;
 
@@ -206,11 +209,6 @@ pub enum Decision {
     /// every refusal and in `list_allowed_directories`.
     NoAccess(String),
 }
-
-/// How many of the client's roots a [`Decision::NoAccess`] reason names.
-const NAMED_ROOTS: usize = 5;
-/// How many bytes of each one it shows.
-const NAMED_ROOT_BYTES: usize = 200;
 
 /// Decides what a client's roots list (`uris`) puts in force over the
 /// operator's roots `cli`.

@@ -10,6 +10,10 @@
 //! line endings, or with whitespace at the ends of lines ignored: the error
 //! teaches what to send. Nothing is ever normalized; only the error changes.
 
+use crate::limits::{
+    EDIT_HINT_LINE_COMPARISONS as HINT_BUDGET, EDIT_HINT_MAX_LINES as HINT_MAX_LINES,
+};
+
 /// One replacement: the unique `old_text` becomes `new_text`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Edit<'a> {
@@ -80,12 +84,6 @@ fn hint_text(hint: &Option<Hint>) -> String {
         ),
     }
 }
-
-/// Line comparisons a [`Hint`] search may make before it gives up (the
-/// error then has no hint).
-const HINT_BUDGET: usize = 1 << 20;
-/// Lines of `oldText` above which no [`Hint`] is searched for.
-const HINT_MAX_LINES: usize = 10_000;
 
 /// Why `old` (not found in `text`) did not match, if it nearly does: line
 /// endings first, then whitespace at the ends of lines. Linear in the text
