@@ -2,9 +2,10 @@
 //!
 //! Owns: flags, help text and examples. May touch: nothing (no I/O).
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const AFTER_HELP: &str = "\
 Exit status: 0 on success, 1 on a runtime error, 2 on a usage or configuration error.
@@ -33,9 +34,13 @@ const FS_AFTER_HELP: &str = "\
 With no --allow every tool is enabled; --deny always wins. A bad selector, or
 one that leaves no tool enabled, stops startup with exit status 2.
 
-Client roots (MCP roots) can only narrow the DIRs: a client root counts only if
-it lies at or beneath a DIR; an empty list means no access. --no-client-roots
-ignores them.
+Client roots (MCP roots, sessions up to protocol 2025-11-25) can only narrow the
+DIRs: a client root counts only if it lies at or beneath a DIR. An empty list
+narrows nothing; a list of which none counts gives no access, and every refusal
+says why. --no-client-roots ignores them.
+
+A leading ~ or ~/ in a DIR expands to $HOME. A DIR moved or replaced while tuls
+runs is refused until tuls is restarted.
 
 Examples:
   Serve a project with every tool:
@@ -70,7 +75,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct FsArgs {
     /// Allowed directories. Each is opened once at startup; relative request
-    /// paths resolve against the first.
+    /// paths resolve against the first. A leading `~` or `~/` expands to
+    /// $HOME (as the reference server does); client paths never expand.
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
     /// Enable the tools a selector names (repeatable). Without any --allow,
@@ -131,7 +137,98 @@ pub struct FsArgs {
         value_parser = clap::value_parser!(u64).range(1024 * 1024..)
     )]
     pub max_pending_reply_bytes: u64,
-    /// Log level for stderr (error, warn, info, debug, trace); RUST_LOG wins.
-    #[arg(long, value_name = "LEVEL", default_value = "info")]
-    pub log_level: String,
+    /// Log level for stderr; RUST_LOG wins. Matched exactly (lowercase).
+    #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
+    pub log_level: LogLevel,
+}
+
+/// The levels `--log-level` accepts; anything else stops startup with exit
+/// status 2 and this list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    /// Errors only.
+    Error,
+    /// Warnings and errors.
+    Warn,
+    /// The default: what tuls decided (client roots in force, ...).
+    Info,
+    /// Details for debugging a session.
+    Debug,
+    /// Everything.
+    Trace,
+}
+
+impl LogLevel {
+    /// The level's name, as `tracing`'s filters spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
+}
+
+/// Expands a leading `~` or `~/` of an operator's `DIR` from `home` (the
+/// value of `$HOME`), as the reference server does. `~user` and a `~`
+/// anywhere else are left alone. The command line is trusted; client paths
+/// never go through this.
+///
+/// # Errors
+///
+/// A `DIR` that starts with `~` or `~/` while `$HOME` is unset or empty.
+pub fn expand_home(dir: &Path, home: Option<&OsStr>) -> Result<PathBuf, String> {
+    let rest = if dir == Path::new("~") {
+        Path::new("")
+    } else {
+        match dir.strip_prefix("~") {
+            // `strip_prefix` works on whole components, so `~user` is kept.
+            Ok(rest) if dir.as_os_str().as_encoded_bytes().starts_with(b"~/") => rest,
+            _ => return Ok(dir.to_path_buf()),
+        }
+    };
+    match home.filter(|h| !h.is_empty()) {
+        Some(home) => Ok(Path::new(home).join(rest)),
+        None => Err(format!(
+            "allowed directory '{}' starts with '~', but $HOME is not set",
+            dir.display()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expands_a_leading_tilde_only() {
+        let home = Some(OsStr::new("/home/you"));
+        let x = |d: &str| expand_home(Path::new(d), home).map(|p| p.display().to_string());
+        assert_eq!(x("~").as_deref(), Ok("/home/you/"));
+        assert_eq!(x("~/").as_deref(), Ok("/home/you/"));
+        assert_eq!(x("~/project").as_deref(), Ok("/home/you/project"));
+        assert_eq!(x("~/a/b/").as_deref(), Ok("/home/you/a/b"));
+        assert_eq!(x("~user/p").as_deref(), Ok("~user/p"));
+        assert_eq!(x("/x/~/p").as_deref(), Ok("/x/~/p"));
+        assert_eq!(x("./~").as_deref(), Ok("./~"));
+        assert_eq!(x("~~").as_deref(), Ok("~~"));
+        assert!(expand_home(Path::new("~/p"), None).is_err());
+        assert!(expand_home(Path::new("~"), Some(OsStr::new(""))).is_err());
+        assert_eq!(
+            expand_home(Path::new("/abs"), None).as_deref(),
+            Ok(Path::new("/abs"))
+        );
+    }
+
+    #[test]
+    fn log_levels_are_exact() {
+        for (s, l) in [("error", LogLevel::Error), ("trace", LogLevel::Trace)] {
+            assert_eq!(LogLevel::from_str(s, false), Ok(l));
+            assert_eq!(l.as_str(), s);
+        }
+        assert!(LogLevel::from_str("ERROR", false).is_err());
+        assert!(LogLevel::from_str("verbose", false).is_err());
+    }
 }

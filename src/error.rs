@@ -20,6 +20,26 @@ pub enum Error {
         /// The path as the client gave it.
         path: String,
     },
+    /// No root is in force: the client's roots left none (every one lies
+    /// outside the operator's directories, or `roots/list` failed).
+    #[error(
+        "Access denied - path outside allowed directories: {path}. No directory is open to this session: {why}. Set the client's roots to folders inside the directories tuls serves, or have the operator start tuls with directories that contain them"
+    )]
+    NoRootInForce {
+        /// The path as the client gave it.
+        path: String,
+        /// Why, in plain words (names the client's roots).
+        why: String,
+    },
+    /// The operator's path of the root this path lies under no longer names
+    /// the directory tuls opened at startup.
+    #[error(
+        "Refusing '{path}': the allowed directory it lies in was moved, replaced or removed while tuls was running, so tuls no longer serves it. Restart tuls to serve what is at that path now"
+    )]
+    RootMoved {
+        /// The path as the client gave it.
+        path: String,
+    },
     /// The path string itself is unusable.
     #[error("Invalid path '{path}': {reason}")]
     InvalidPath {
@@ -378,7 +398,10 @@ impl Error {
 
     /// Whether this is an escape refusal.
     pub fn is_outside(&self) -> bool {
-        matches!(self, Error::OutsideRoots { .. })
+        matches!(
+            self,
+            Error::OutsideRoots { .. } | Error::NoRootInForce { .. }
+        )
     }
 }
 

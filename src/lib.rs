@@ -13,7 +13,8 @@
 //!
 //! Beside them: [`text`] (pure code: edit matching, the diff, globs,
 //! formatting), [`error`] (the one error type), [`policy`] (selectors),
-//! [`limits`] (every bound), [`cli`] and [`run`] (startup).
+//! [`limits`] (every bound), [`cli`] and [`run`] (startup), [`log`] (the one
+//! log format).
 #![forbid(unsafe_code)]
 
 #[cfg(windows)]
@@ -27,6 +28,7 @@ pub mod cli;
 pub mod error;
 pub mod fs;
 pub mod limits;
+pub mod log;
 pub mod mcp;
 pub mod policy;
 pub mod run;

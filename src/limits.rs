@@ -4,12 +4,26 @@
 //! Owns: the numbers. May touch: nothing (no I/O).
 
 /// Largest file `read_text_file`, `read_media_file` or one entry of
-/// `read_multiple_files` reads whole (`--max-read-bytes`). Also caps how far
-/// `head`/`tail` scan.
+/// `read_multiple_files` reads whole, and largest file `edit_file` edits
+/// (`--max-read-bytes`). Also caps how far `head`/`tail` scan.
 pub const MAX_READ_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Total bytes one `read_multiple_files` call may return.
 pub const MAX_BATCH_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Line comparisons `edit_file` may spend looking for the nearest line that
+/// a missing `oldText` would match with whitespace ignored; past it the error
+/// has no hint.
+pub const EDIT_HINT_LINE_COMPARISONS: usize = 1 << 20;
+
+/// Lines of `oldText` above which `edit_file` looks for no such hint.
+pub const EDIT_HINT_MAX_LINES: usize = 10_000;
+
+/// How many of the client's roots a "no directory is open to this session"
+/// refusal names, and how many bytes of each.
+pub const ROOTS_NAMED_IN_REFUSAL: usize = 5;
+/// See [`ROOTS_NAMED_IN_REFUSAL`].
+pub const ROOT_BYTES_NAMED_IN_REFUSAL: usize = 200;
 
 /// Paths per `read_multiple_files` call.
 pub const MAX_PATHS_PER_BATCH: usize = 256;

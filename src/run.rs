@@ -50,18 +50,6 @@ fn raise_fd_limit() {
     }
 }
 
-fn init_logging(level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .or_else(|_| tracing_subscriber::EnvFilter::try_new(format!("{level},rmcp=warn")))
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_target(false)
-        .try_init();
-}
-
 fn config_error(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("tuls: error: {msg}");
     ExitCode::from(2)
@@ -69,7 +57,7 @@ fn config_error(msg: impl std::fmt::Display) -> ExitCode {
 
 /// Runs `tuls filesystem`.
 pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
-    init_logging(&args.log_level);
+    crate::log::init(args.log_level);
     let policy = match Policy::from_selectors(&args.allow, &args.deny) {
         Ok(p) => p,
         Err(e) => return config_error(e),
@@ -84,9 +72,14 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         max_pending_reply_bytes: args.max_pending_reply_bytes,
         ..Limits::default()
     };
+    let home = std::env::var_os("HOME");
     let mut opened = Vec::with_capacity(args.dirs.len());
     for dir in &args.dirs {
-        match roots::open(dir) {
+        let dir = match crate::cli::expand_home(dir, home.as_deref()) {
+            Ok(dir) => dir,
+            Err(e) => return config_error(e),
+        };
+        match roots::open(&dir) {
             Ok(root) => {
                 if root.display == "/" {
                     tracing::warn!("'/' is an allowed directory: the whole filesystem is in scope");

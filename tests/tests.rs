@@ -16,6 +16,7 @@ mod suite {
     mod config;
     mod create_directory;
     mod edit;
+    mod edit_hints;
     mod escape;
     mod forged_names;
     mod hostile_edge;
@@ -30,7 +31,11 @@ mod suite {
     mod protocol;
     mod race;
     mod read;
+    mod root_moved;
     mod roots;
+    mod roots_rules;
+    mod spelling;
+    mod startup_checks;
     mod write;
     mod write_escape;
 }

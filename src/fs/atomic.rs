@@ -18,8 +18,9 @@
 //! the target is left byte-identical; a kill at any moment leaves the old or
 //! the new content, never a mix (at worst a stray `.<name>.tuls-<hex>.tmp`).
 //!
-//! Hand-written on purpose: cap-tempfile's `replace` needs `/proc`, which
-//! Landlock denies, and resets the mode.
+//! Hand-written on purpose: cap-tempfile 4.0.3's `TempFile::replace` needs
+//! `/proc`, which Landlock denies (it fails with `EOPNOTSUPP`), and resets the
+//! mode.
 //!
 //! May touch: root `Dir`s and `Dir`s opened beneath them, by single names.
 

@@ -1,13 +1,22 @@
 //! Opening the allowed roots: the one place in tuls with ambient authority.
 //!
 //! Owns: turning the operator's `DIR` arguments into [`Root`] handles, once, at
-//! startup. May touch: the host filesystem by path, here and nowhere else
-//! (clippy's `disallowed-methods` keeps it so).
+//! startup, and noticing when an operator's path no longer names the directory
+//! opened there ([`Root::check_in_place`]). May touch: the host filesystem by
+//! path, here and nowhere else (clippy's `disallowed-methods` keeps it so).
+//!
+//! The one exception to "no host path after startup": [`Root::check_in_place`]
+//! runs a metadata-only `stat` of the operator's own root path on each call
+//! that resolves a path under that root. It opens nothing, reads nothing and
+//! learns only a device and inode number, which it compares with the handle's.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cap_std::fs::Dir;
+
+use crate::error::Error;
 
 /// One allowed directory: a capability handle plus the spellings clients use.
 #[derive(Debug)]
@@ -19,12 +28,69 @@ pub struct Root {
     pub resolved: Option<String>,
     /// The handle every operation under this root goes through.
     pub dir: Arc<Dir>,
+    /// The operator's root this one is (or lies beneath), as opened at
+    /// startup; shared by the client roots opened beneath it.
+    pub origin: Arc<Origin>,
 }
 
 impl Root {
     /// Every spelling a client may use to name this root.
     pub fn spellings(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.display.as_str()).chain(self.resolved.as_deref())
+    }
+
+    /// Refuses a call on this root (`path` is the client's path, for the
+    /// message) once the operator's path no longer names the directory opened
+    /// at startup. See [`Origin::check`].
+    pub fn check_in_place(&self, path: &str) -> Result<(), Error> {
+        if self.origin.check() {
+            Ok(())
+        } else {
+            Err(Error::RootMoved {
+                path: path.to_owned(),
+            })
+        }
+    }
+}
+
+/// An operator's root as opened at startup: its path and the device and
+/// inode of the directory opened there.
+#[derive(Debug)]
+pub struct Origin {
+    /// The operator's path, made absolute at startup (`~` expanded).
+    path: PathBuf,
+    /// Device and inode of the directory opened at startup.
+    id: (u64, u64),
+    /// Set, for good, the first time the check fails.
+    moved: AtomicBool,
+}
+
+impl Origin {
+    /// Whether the operator's path still names the directory opened at
+    /// startup (same device and inode). Once it does not, it never does
+    /// again in this process: the root stays refused, the operator restarts
+    /// tuls, and the error is logged once.
+    ///
+    /// # Ambient Authority
+    ///
+    /// A metadata-only `stat` of the operator's own root path (following
+    /// symlinks, as opening it did). It opens nothing; Landlock does not
+    /// restrict `stat`, so it works inside the sandbox too. This is the one
+    /// host path tuls looks at after startup.
+    pub fn check(&self) -> bool {
+        if self.moved.load(Ordering::Relaxed) {
+            return false;
+        }
+        let same = rustix::fs::stat(&self.path).is_ok_and(|st| dev_ino(&st) == self.id);
+        if !same && !self.moved.swap(true, Ordering::Relaxed) {
+            tracing::error!(
+                "allowed directory '{}' was moved, replaced or removed while tuls was running: \
+                 that path no longer names the directory opened at startup; every call on it \
+                 is refused until tuls is restarted",
+                self.path.display()
+            );
+        }
+        same
     }
 }
 
@@ -92,11 +158,27 @@ pub fn open(given: &Path) -> Result<Root, RootError> {
         .ok()
         .and_then(|p| p.to_str().map(|s| strip_trailing_slashes(s).to_owned()))
         .filter(|r| *r != display);
+    let st = rustix::fs::fstat(&dir).map_err(|e| RootError::Open {
+        path: lossy.clone(),
+        source: e.into(),
+    })?;
+    let origin = Arc::new(Origin {
+        path: absolute,
+        id: dev_ino(&st),
+        moved: AtomicBool::new(false),
+    });
     Ok(Root {
         display,
         resolved,
         dir: Arc::new(dir),
+        origin,
     })
+}
+
+/// Device and inode, as `u64` on every architecture.
+#[allow(clippy::unnecessary_cast)] // `dev_t` and `ino_t` are not u64 everywhere
+fn dev_ino(st: &rustix::fs::Stat) -> (u64, u64) {
+    (st.st_dev as u64, st.st_ino as u64)
 }
 
 fn strip_trailing_slashes(s: &str) -> &str {

@@ -130,15 +130,27 @@ pub fn join_display(root: &str, segs: &[String]) -> String {
 #[derive(Debug)]
 pub struct Scope {
     cli: Vec<Arc<Root>>,
-    effective: RwLock<Arc<Vec<Arc<Root>>>>,
+    effective: RwLock<InForce>,
     max_path_bytes: usize,
+}
+
+/// The roots in force, and why there are none when there are none.
+#[derive(Debug, Clone)]
+struct InForce {
+    roots: Arc<Vec<Arc<Root>>>,
+    /// Set when the client's roots left no root in force: the reason, in
+    /// plain words, for every refusal and for `list_allowed_directories`.
+    why_none: Option<Arc<str>>,
 }
 
 impl Scope {
     /// A scope over the operator's roots.
     pub fn new(cli: Vec<Root>, max_path_bytes: usize) -> Self {
         let cli: Vec<Arc<Root>> = cli.into_iter().map(Arc::new).collect();
-        let effective = RwLock::new(Arc::new(cli.clone()));
+        let effective = RwLock::new(InForce {
+            roots: Arc::new(cli.clone()),
+            why_none: None,
+        });
         Self {
             cli,
             effective,
@@ -154,8 +166,10 @@ impl Scope {
     /// The roots in force now (the CLI roots, or the client roots that lie
     /// beneath them), for one call.
     pub fn snapshot(&self) -> Snapshot {
+        let now = crate::sync::read(&self.effective).clone();
         Snapshot {
-            roots: crate::sync::read(&self.effective).clone(),
+            roots: now.roots,
+            why_none: now.why_none,
             max_path_bytes: self.max_path_bytes,
         }
     }
@@ -163,7 +177,20 @@ impl Scope {
     /// Replaces the roots in force; calls already running keep their
     /// snapshot.
     pub fn set_roots(&self, roots: Vec<Arc<Root>>) {
-        *crate::sync::write(&self.effective) = Arc::new(roots);
+        *crate::sync::write(&self.effective) = InForce {
+            roots: Arc::new(roots),
+            why_none: None,
+        };
+    }
+
+    /// Leaves no root in force, for the reason `why` (plain words, shown to
+    /// the client in every refusal); calls already running keep their
+    /// snapshot.
+    pub fn set_no_roots(&self, why: String) {
+        *crate::sync::write(&self.effective) = InForce {
+            roots: Arc::new(Vec::new()),
+            why_none: Some(why.into()),
+        };
     }
 }
 
@@ -171,6 +198,7 @@ impl Scope {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     roots: Arc<Vec<Arc<Root>>>,
+    why_none: Option<Arc<str>>,
     max_path_bytes: usize,
 }
 
@@ -180,9 +208,24 @@ impl Snapshot {
         &self.roots
     }
 
-    /// Resolves a client path against this snapshot's roots.
+    /// Why no root is in force, when the client's roots left none.
+    pub fn why_none(&self) -> Option<&str> {
+        self.why_none.as_deref()
+    }
+
+    /// Resolves a client path against this snapshot's roots, and refuses it
+    /// if its root was moved or replaced since startup
+    /// ([`Root::check_in_place`]).
     pub fn resolve(&self, path: &str) -> Result<Target> {
-        resolve_in(&self.roots, path, self.max_path_bytes)
+        if let (true, Some(why)) = (self.roots.is_empty(), &self.why_none) {
+            return Err(Error::NoRootInForce {
+                path: path.to_owned(),
+                why: why.to_string(),
+            });
+        }
+        let t = resolve_in(&self.roots, path, self.max_path_bytes)?;
+        t.root.check_in_place(&t.given)?;
+        Ok(t)
     }
 }
 
@@ -285,6 +328,7 @@ mod tests {
             display: display.to_owned(),
             resolved: None,
             dir: opened.dir,
+            origin: opened.origin,
         })
     }
 

@@ -8,6 +8,9 @@
 //! Rules:
 //! - Client roots only narrow: a client root counts only if it lies at or
 //!   beneath an operator root, and it is opened through that root's handle.
+//! - An empty list narrows nothing: the operator's roots stay in force. A
+//!   non-empty list of which none counts gives no access, and every refusal
+//!   says why, naming the client's roots ([`decide`]).
 //! - Roots are in use when the client declared the `roots` capability in
 //!   `initialize` and the operator did not pass `--no-client-roots`.
 //! - Every tool call waits (bounded by `--roots-timeout-secs`) while an
@@ -48,7 +51,10 @@ use tokio::sync::watch;
 use crate::error::Error;
 use crate::fs::roots::Root;
 use crate::fs::scope::{Scope, join_display, resolve_in};
-use crate::limits::MAX_CLIENT_ROOTS;
+use crate::limits::{
+    MAX_CLIENT_ROOTS, ROOT_BYTES_NAMED_IN_REFUSAL as NAMED_ROOT_BYTES,
+    ROOTS_NAMED_IN_REFUSAL as NAMED_ROOTS,
+};
 use crate::sync::lock;
 use crate::text::fmt::file_uri_path;
 
@@ -184,9 +190,23 @@ impl ClientRoots {
                 continue;
             }
             asking.outstanding = false;
-            let names: Vec<&str> = roots.iter().map(|r| r.display.as_str()).collect();
-            tracing::info!("client roots in force: [{}]", names.join(", "));
-            self.scope.set_roots(roots);
+            match roots {
+                Decision::Operator => {
+                    tracing::info!(
+                        "the client's roots list is empty, which narrows nothing: the operator's directories stay in force"
+                    );
+                    self.scope.set_roots(self.scope.cli_roots().to_vec());
+                }
+                Decision::Narrowed(narrowed) => {
+                    let names: Vec<&str> = narrowed.iter().map(|r| r.display.as_str()).collect();
+                    tracing::info!("client roots in force: [{}]", names.join(", "));
+                    self.scope.set_roots(narrowed);
+                }
+                Decision::NoAccess(why) => {
+                    tracing::warn!(reason = why.as_str(), "no access in this session");
+                    self.scope.set_no_roots(why);
+                }
+            }
             self.state.send_replace(state);
             return;
         }
@@ -217,8 +237,8 @@ impl ClientRoots {
         }
     }
 
-    /// The roots one answer gives, and the state they settle in.
-    fn apply(&self, answer: Result<Vec<String>, Asked>) -> (Vec<Arc<Root>>, State) {
+    /// What one answer puts in force, and the state it settles in.
+    fn apply(&self, answer: Result<Vec<String>, Asked>) -> (Decision, State) {
         match answer {
             Ok(uris) if uris.len() > MAX_CLIENT_ROOTS => {
                 tracing::error!(
@@ -226,10 +246,17 @@ impl ClientRoots {
                     max = MAX_CLIENT_ROOTS,
                     "roots/list named too many roots; failing closed with no access"
                 );
-                (Vec::new(), State::Refused(Refusal::TooMany(uris.len())))
+                let why = format!(
+                    "the client named {} roots, more than the {MAX_CLIENT_ROOTS} tuls accepts",
+                    uris.len()
+                );
+                (
+                    Decision::NoAccess(why),
+                    State::Refused(Refusal::TooMany(uris.len())),
+                )
             }
             Ok(uris) => (
-                narrow(self.scope.cli_roots(), &uris, self.max_path_bytes),
+                decide(self.scope.cli_roots(), &uris, self.max_path_bytes),
                 State::Ready,
             ),
             Err(Asked::Timeout) => {
@@ -237,11 +264,23 @@ impl ClientRoots {
                     secs = self.wait.as_secs(),
                     "roots/list got no answer in time; dropped it, failing closed with no access"
                 );
-                (Vec::new(), State::Refused(Refusal::Timeout))
+                (
+                    Decision::NoAccess(
+                        "the client did not answer tuls's roots/list request in time, so tuls fails closed"
+                            .to_owned(),
+                    ),
+                    State::Refused(Refusal::Timeout),
+                )
             }
             Err(Asked::Failed(e)) => {
                 tracing::error!(error = %e, "roots/list failed; failing closed with no access");
-                (Vec::new(), State::Ready)
+                (
+                    Decision::NoAccess(
+                        "the client answered tuls's roots/list request with an error, so tuls fails closed"
+                            .to_owned(),
+                    ),
+                    State::Ready,
+                )
             }
         }
     }
@@ -273,6 +312,45 @@ enum Asked {
     Timeout,
     /// An error answer, or the session ended.
     Failed(String),
+}
+
+/// What a client's roots list puts in force.
+#[derive(Debug)]
+pub enum Decision {
+    /// An empty list: the client expressed no narrowing (today's MCP
+    /// Inspector declares roots and answers `[]`), so the operator's roots
+    /// stay in force.
+    Operator,
+    /// The client roots that count (at least one).
+    Narrowed(Vec<Arc<Root>>),
+    /// A non-empty list of which none counts, or a failed `roots/list`: no
+    /// access, and this reason (plain words, naming the client's roots) in
+    /// every refusal and in `list_allowed_directories`.
+    NoAccess(String),
+}
+
+/// Decides what a client's roots list (`uris`) puts in force over the
+/// operator's roots `cli`.
+pub fn decide(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Decision {
+    if uris.is_empty() {
+        return Decision::Operator;
+    }
+    let narrowed = narrow(cli, uris, max_path_bytes);
+    if !narrowed.is_empty() {
+        return Decision::Narrowed(narrowed);
+    }
+    let mut named: Vec<String> = uris
+        .iter()
+        .take(NAMED_ROOTS)
+        .map(|u| crate::text::fmt::cut(u, NAMED_ROOT_BYTES).to_owned())
+        .collect();
+    if uris.len() > NAMED_ROOTS {
+        named.push(format!("and {} more", uris.len() - NAMED_ROOTS));
+    }
+    Decision::NoAccess(format!(
+        "none of the client's roots ({}) is a directory inside the directories tuls serves, and client roots can only narrow those",
+        named.join(", ")
+    ))
 }
 
 /// The client roots that lie at or beneath an operator root, each opened
@@ -327,6 +405,7 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
             // (e.g. a symlinked path, or the path it resolves to).
             resolved: t.root.resolved.as_deref().map(|r| join_display(r, &t.segs)),
             dir,
+            origin: t.root.origin.clone(),
         }));
     }
     out

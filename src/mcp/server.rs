@@ -209,10 +209,16 @@ impl ServerHandler for Server {
                 }
                 Ok(r.into())
             }
-            None => Err(McpError::invalid_params(
-                format!("Tool {} not found", request.name),
-                None,
-            )),
+            None => {
+                tracing::debug!(
+                    tool = &*request.name,
+                    "refused a call to a tool that is not enabled"
+                );
+                Err(McpError::invalid_params(
+                    format!("Tool {} not found", request.name),
+                    None,
+                ))
+            }
         }
     }
 }

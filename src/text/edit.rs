@@ -5,6 +5,14 @@
 //! must match byte for byte. `new_text` is inserted literally and every byte
 //! outside the replaced occurrence is preserved. Any failing edit fails the
 //! whole batch. Pure string processing: no I/O.
+//!
+//! A missing match gets a [`Hint`] when the text would match with the file's
+//! line endings, or with whitespace at the ends of lines ignored: the error
+//! teaches what to send. Nothing is ever normalized; only the error changes.
+
+use crate::limits::{
+    EDIT_HINT_LINE_COMPARISONS as HINT_BUDGET, EDIT_HINT_MAX_LINES as HINT_MAX_LINES,
+};
 
 /// One replacement: the unique `old_text` becomes `new_text`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,10 +26,12 @@ pub struct Edit<'a> {
 pub enum EditError {
     #[error("edit {index}: oldText is empty; give the exact text to replace")]
     EmptyOldText { index: usize },
+    /// `hint` says what would have matched, when something close does.
     #[error(
-        "edit {index}: oldText not found (0 matches). Matching is exact: whitespace, indentation and line endings (\\n vs \\r\\n) must match the file as it stands after the earlier edits"
+        "edit {index}: oldText not found (0 matches). Matching is exact: whitespace, indentation and line endings (\\n vs \\r\\n) must match the file as it stands after the earlier edits{}",
+        hint_text(.hint)
     )]
-    NotFound { index: usize },
+    NotFound { index: usize, hint: Option<Hint> },
     /// `lines` holds the 1-based line numbers of the first (up to 5) matches.
     #[error(
         "edit {index}: oldText is ambiguous ({count} matches, at lines {}); include more surrounding context so it matches exactly once",
@@ -32,6 +42,125 @@ pub enum EditError {
         count: usize,
         lines: Vec<usize>,
     },
+}
+
+impl EditError {
+    /// The same error without its hint (for comparing outcomes by kind).
+    #[must_use]
+    pub fn without_hint(self) -> Self {
+        match self {
+            EditError::NotFound { index, .. } => EditError::NotFound { index, hint: None },
+            other => other,
+        }
+    }
+}
+
+/// What a missing `oldText` would have matched with, in the file as it
+/// stands. Only ever part of an error message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hint {
+    /// The file uses `\r\n`; `oldText` would match with its `\n`s as `\r\n`.
+    FileUsesCrlf,
+    /// The file uses `\n`; `oldText` would match with its `\r\n`s as `\n`.
+    FileUsesLf,
+    /// `oldText` would match at 1-based `line` with whitespace at the end of
+    /// each line ignored.
+    TrailingWhitespace { line: usize },
+    /// `oldText` would match at 1-based `line` with whitespace at both ends
+    /// of each line (indentation included) ignored.
+    Indentation { line: usize },
+}
+
+fn hint_text(hint: &Option<Hint>) -> String {
+    match hint {
+        None => String::new(),
+        Some(Hint::FileUsesCrlf) => ". The file uses \\r\\n (CRLF) line endings and oldText uses \\n: it would match with \\r\\n. Send oldText (and newText) with the file's line endings, \\r\\n".to_owned(),
+        Some(Hint::FileUsesLf) => ". The file uses \\n line endings and oldText uses \\r\\n: it would match with \\n. Send oldText (and newText) with the file's line endings, \\n".to_owned(),
+        Some(Hint::TrailingWhitespace { line }) => format!(
+            ". The nearest match is at line {line}, which differs only in trailing whitespace: send the spaces and tabs at the ends of those lines exactly as the file has them"
+        ),
+        Some(Hint::Indentation { line }) => format!(
+            ". The nearest match is at line {line}, which differs only in indentation or trailing whitespace: send the leading spaces and tabs of those lines exactly as the file has them"
+        ),
+    }
+}
+
+/// Why `old` (not found in `text`) did not match, if it nearly does: line
+/// endings first, then whitespace at the ends of lines. Linear in the text
+/// for the line-ending check; the whitespace search gives up (no hint)
+/// after a fixed number of line comparisons.
+pub fn near_miss(text: &str, old: &str) -> Option<Hint> {
+    if old.contains('\n') {
+        let lf = old.replace("\r\n", "\n");
+        if text.contains("\r\n") && lf.len() + lf.matches('\n').count() != old.len() {
+            let crlf = lf.replace('\n', "\r\n");
+            if text.contains(crlf.as_str()) {
+                return Some(Hint::FileUsesCrlf);
+            }
+        }
+        if lf.len() != old.len() && text.contains(lf.as_str()) {
+            return Some(Hint::FileUsesLf);
+        }
+    }
+    whitespace_near(text, old)
+}
+
+fn whitespace_near(text: &str, old: &str) -> Option<Hint> {
+    if old.trim().is_empty() || old.matches('\n').count() >= HINT_MAX_LINES {
+        return None;
+    }
+    let want: Vec<&str> = old.split('\n').collect();
+    let mut budget = HINT_BUDGET;
+    let mut offset = 0usize;
+    for (index, line) in text.split('\n').enumerate() {
+        let window = text.get(offset..).unwrap_or_default().split('\n');
+        offset = offset.saturating_add(line.len() + 1);
+        match window_matches(window, &want, &mut budget)? {
+            Fit::No => continue,
+            Fit::Trailing => return Some(Hint::TrailingWhitespace { line: index + 1 }),
+            Fit::Indentation => return Some(Hint::Indentation { line: index + 1 }),
+        }
+    }
+    None
+}
+
+enum Fit {
+    No,
+    Trailing,
+    Indentation,
+}
+
+/// Whether the lines of `want` match the lines from `have` on, with
+/// whitespace at the ends of lines ignored: the first line of `want` may end
+/// a line, the last may start one, a single line may lie inside one. `None`
+/// once the budget is spent.
+fn window_matches<'a>(
+    have: impl Iterator<Item = &'a str>,
+    want: &[&str],
+    budget: &mut usize,
+) -> Option<Fit> {
+    let last = want.len().saturating_sub(1);
+    let mut trailing_only = true;
+    let mut seen = 0usize;
+    for (i, (h, w)) in have.zip(want).enumerate() {
+        *budget = budget.checked_sub(1)?;
+        seen += 1;
+        let fits = |h: &str, w: &str| match (i == 0, i == last) {
+            (true, true) => h.contains(w),
+            (true, false) => h.ends_with(w),
+            (false, true) => h.starts_with(w),
+            (false, false) => h == w,
+        };
+        if !fits(h.trim(), w.trim()) {
+            return Some(Fit::No);
+        }
+        trailing_only = trailing_only && fits(h.trim_end(), w.trim_end());
+    }
+    Some(match (seen == want.len(), trailing_only) {
+        (false, _) => Fit::No,
+        (true, true) => Fit::Trailing,
+        (true, false) => Fit::Indentation,
+    })
 }
 
 /// How many match positions an [`EditError::Ambiguous`] reports.
@@ -60,7 +189,10 @@ pub fn apply_edits(original: &str, edits: &[Edit<'_>]) -> Result<String, EditErr
         let (count, starts) = occurrences(text.as_bytes(), edit.old_text.as_bytes());
         let start = match (count, starts.first()) {
             (1, Some(&start)) => start,
-            (0, _) | (_, None) => return Err(EditError::NotFound { index }),
+            (0, _) | (_, None) => {
+                let hint = near_miss(&text, edit.old_text);
+                return Err(EditError::NotFound { index, hint });
+            }
             _ => {
                 let lines = line_numbers(&text, &starts);
                 return Err(EditError::Ambiguous {
@@ -74,7 +206,7 @@ pub fn apply_edits(original: &str, edits: &[Edit<'_>]) -> Result<String, EditErr
         // A byte match of valid UTF-8 in valid UTF-8 sits on char boundaries,
         // so both slices exist; fail closed if that ever did not hold.
         let (Some(prefix), Some(suffix)) = (text.get(..start), text.get(end..)) else {
-            return Err(EditError::NotFound { index });
+            return Err(EditError::NotFound { index, hint: None });
         };
         text = [prefix, edit.new_text, suffix].concat();
     }
@@ -164,7 +296,10 @@ mod tests {
         let stale = [edit("foo", "bar"), edit("foo", "qux")];
         assert_eq!(
             apply_edits("foo", &stale),
-            Err(EditError::NotFound { index: 1 })
+            Err(EditError::NotFound {
+                index: 1,
+                hint: None
+            })
         );
     }
 
@@ -173,7 +308,10 @@ mod tests {
         let crlf = "a\r\nb\r\nc\r\n";
         assert_eq!(
             apply_edits(crlf, &[edit("a\nb", "x")]),
-            Err(EditError::NotFound { index: 0 })
+            Err(EditError::NotFound {
+                index: 0,
+                hint: Some(Hint::FileUsesCrlf)
+            })
         );
         assert_eq!(
             apply_edits(crlf, &[edit("b", "B\n")]).as_deref(),
@@ -185,8 +323,72 @@ mod tests {
         );
         assert_eq!(
             apply_edits("  x\n", &[edit("x\n", "y\n"), edit("\ty", "z")]),
-            Err(EditError::NotFound { index: 1 })
+            Err(EditError::NotFound {
+                index: 1,
+                hint: Some(Hint::Indentation { line: 1 })
+            })
         );
+    }
+
+    #[test]
+    fn a_near_miss_names_what_would_match() {
+        let hint = |text: &str, old: &str| match apply_edits(text, &[edit(old, "x")]) {
+            Err(EditError::NotFound { hint, .. }) => hint,
+            other => panic!("{text:?} / {old:?}: {other:?}"),
+        };
+        // Line endings, both ways; a lone \n in a CRLF file is no hint.
+        assert_eq!(hint("a\r\nb\r\n", "a\nb\n"), Some(Hint::FileUsesCrlf));
+        assert_eq!(hint("a\nb\n", "a\r\nb"), Some(Hint::FileUsesLf));
+        assert_eq!(hint("a\r\nb\r\n", "a\nc"), None);
+        // Trailing whitespace, on either side.
+        let code = "fn f() {\n    let a = 1;  \n    g(a);\n}\n";
+        assert_eq!(
+            hint(code, "let a = 1;\n    g(a);"),
+            Some(Hint::TrailingWhitespace { line: 2 })
+        );
+        assert_eq!(
+            hint(code, "    g(a); \n}"),
+            Some(Hint::TrailingWhitespace { line: 3 })
+        );
+        // Indentation (tabs for spaces, or a different depth).
+        assert_eq!(
+            hint(code, "\tlet a = 1;\n\tg(a);\n}"),
+            Some(Hint::Indentation { line: 2 })
+        );
+        assert_eq!(hint(code, "\tg(a);"), Some(Hint::Indentation { line: 3 }));
+        // Nothing close, or only whitespace: no hint.
+        assert_eq!(hint(code, "let b = 2;"), None);
+        assert_eq!(hint(code, "let a = 1;\n    h(a);"), None);
+        assert_eq!(hint(code, " \n\t"), None);
+        // The hint is part of the message; the text without one is unchanged.
+        let err = apply_edits(code, &[edit("let a = 1;\n    g(a);", "x")]).unwrap_err();
+        assert!(
+            err.to_string().ends_with(". The nearest match is at line 2, which differs only in trailing whitespace: send the spaces and tabs at the ends of those lines exactly as the file has them"),
+            "{err}"
+        );
+        let err = apply_edits("a\r\n", &[edit("a\n", "x")]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("Send oldText (and newText) with the file's line endings, \\r\\n"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_hint_search_is_bounded() {
+        // Every window matches all but its last line: quadratic without the
+        // budget. It gives up (no hint) instead.
+        let text = "a\n".repeat(200_000);
+        let old = format!("{}b", " a\n".repeat(5_000));
+        let started = std::time::Instant::now();
+        assert_eq!(
+            apply_edits(&text, &[edit(&old, "x")]),
+            Err(EditError::NotFound {
+                index: 0,
+                hint: None
+            })
+        );
+        eprintln!("gave up after {:?}", started.elapsed());
     }
 
     #[test]
@@ -230,7 +432,10 @@ mod tests {
                 "edit 1: oldText is empty; give the exact text to replace",
             ),
             (
-                EditError::NotFound { index: 2 },
+                EditError::NotFound {
+                    index: 2,
+                    hint: None,
+                },
                 "edit 2: oldText not found (0 matches). Matching is exact: whitespace, indentation and line endings (\\n vs \\r\\n) must match the file as it stands after the earlier edits",
             ),
         ];
@@ -257,7 +462,10 @@ mod tests {
         // 'é' and 'è' share their first UTF-8 byte; no partial-char matches.
         assert_eq!(
             apply_edits("è", &[edit("é", "e")]),
-            Err(EditError::NotFound { index: 0 })
+            Err(EditError::NotFound {
+                index: 0,
+                hint: None
+            })
         );
     }
 
@@ -296,7 +504,8 @@ mod tests {
                 let b = rest[rng.below(rest.len()).min(rng.below(4))];
                 text[a..b].to_owned()
             };
-            let got = apply_edits(&text, &[edit(&old_text, &new_text)]);
+            let got =
+                apply_edits(&text, &[edit(&old_text, &new_text)]).map_err(EditError::without_hint);
             let hits: Vec<usize> = bounds
                 .iter()
                 .copied()
@@ -304,7 +513,10 @@ mod tests {
                 .collect();
             let expected = match hits.as_slice() {
                 _ if old_text.is_empty() => Err(EditError::EmptyOldText { index: 0 }),
-                [] => Err(EditError::NotFound { index: 0 }),
+                [] => Err(EditError::NotFound {
+                    index: 0,
+                    hint: None,
+                }),
                 [at] => Ok(format!(
                     "{}{new_text}{}",
                     &text[..*at],

@@ -28,8 +28,14 @@ const NAME: &str = "list_allowed_directories";
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-/// Lists each root's spellings.
+/// Lists each root's spellings; when the client's roots left none in force,
+/// says so and why, on the header line.
 pub fn run(ctx: &Ctx, _p: Params) -> Result<Output> {
+    if let Some(why) = ctx.scope.why_none() {
+        return Ok(Output::Text(format!(
+            "Allowed directories: none in this session: {why}"
+        )));
+    }
     let mut text = String::from("Allowed directories:\n");
     let roots = ctx.scope.roots();
     let spellings: Vec<_> = roots

@@ -57,6 +57,18 @@ fn mime_for(name: &str) -> (&'static str, &'static str) {
     }
 }
 
+/// The path a resource block's `file://` URI names: the client's path as
+/// given when it is absolute; a relative one (which resolved against the
+/// first root in force) is put after that root's path, the one place a root's
+/// own path enters this reply.
+fn uri_path(t: &crate::fs::scope::Target) -> String {
+    if t.given.starts_with('/') {
+        t.given.clone()
+    } else {
+        format!("{}/{}", t.root.display.trim_end_matches('/'), t.given)
+    }
+}
+
 /// Reads the file and builds the block.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
@@ -65,7 +77,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let leaf = t.segs.last().map(String::as_str).unwrap_or("");
     let (mime, kind) = mime_for(leaf);
     let block = if kind == "resource" {
-        json!({"type": "resource", "resource": {"uri": file_uri(&t.display()), "mimeType": mime, "blob": data}})
+        json!({"type": "resource", "resource": {"uri": file_uri(&uri_path(&t)), "mimeType": mime, "blob": data}})
     } else {
         json!({"type": kind, "data": data, "mimeType": mime})
     };

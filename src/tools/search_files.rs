@@ -6,7 +6,6 @@ use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
-use crate::fs::scope::join_display;
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
@@ -46,7 +45,9 @@ pub struct Params {
 struct Search<'a> {
     pattern: &'a Pattern,
     excludes: &'a Excludes,
-    base: &'a str,
+    /// What each printed match starts with: the client's `path` as given
+    /// (see [`client_prefix`]).
+    prefix: &'a str,
     /// The root's handle and the search directory's path beneath it: a
     /// symlink is resolved from the root, so one that climbs above its own
     /// directory but stays inside the root is still found.
@@ -77,7 +78,7 @@ impl ParVisitor for Search<'_> {
         if !hit {
             return Some(None);
         }
-        let line = printable(&format!("{}/{rel}", self.base)).into_owned();
+        let line = printable(&format!("{}{rel}", self.prefix)).into_owned();
         if !self.budget.take(line.len() + 1) {
             return Some(None);
         }
@@ -100,6 +101,19 @@ fn flatten(items: Vec<Item<Option<String>>>, out: &mut Vec<String>) {
     }
 }
 
+/// The start of every printed match: the client's `path` exactly as given
+/// (as `edit_file` names its file), with its trailing slashes replaced by one
+/// `/`. A symlinked root keeps the spelling the client used, `sub/../sub`
+/// stays as written, and a relative `path` gives relative matches; each
+/// printed path, sent back, names the match. An empty `path` (the first
+/// root) gives bare relative matches.
+fn client_prefix(given: &str) -> String {
+    if given.is_empty() {
+        return String::new();
+    }
+    format!("{}/", given.trim_end_matches('/'))
+}
+
 /// Runs the search.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let pattern = Pattern::new(&p.pattern, ctx.limits.max_pattern_bytes)?;
@@ -112,14 +126,13 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     // Resolve once: the walk and the printed paths use the same root.
     let t = ctx.scope.resolve(&p.path)?;
     let dir = t.open_dir("scandir")?;
-    let base = join_display(&t.root.display, &t.segs);
-    let base = base.trim_end_matches('/');
+    let prefix = client_prefix(&t.given);
     let limits = ctx.walk_limits();
     let start = t.rel();
     let visitor = Search {
         pattern: &pattern,
         excludes: &excludes,
-        base,
+        prefix: &prefix,
         root: &t.root.dir,
         start: start.trim_end_matches('/'),
         budget: TextBudget::new(MAX_WALK_TEXT_BYTES),
@@ -136,4 +149,19 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         text.push_str(&crate::text::fmt::truncation_note(t));
     }
     Ok(Output::Text(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client_prefix;
+
+    #[test]
+    fn matches_keep_the_clients_spelling() {
+        assert_eq!(client_prefix("/x/link/sub"), "/x/link/sub/");
+        assert_eq!(client_prefix("/x/root/sub/../sub//"), "/x/root/sub/../sub/");
+        assert_eq!(client_prefix("."), "./");
+        assert_eq!(client_prefix("sub/"), "sub/");
+        assert_eq!(client_prefix("/"), "/");
+        assert_eq!(client_prefix(""), "");
+    }
 }

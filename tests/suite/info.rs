@@ -1,5 +1,6 @@
-//! `get_file_info` and `list_allowed_directories` over stdio
-//! (the reference, `@modelcontextprotocol/server-filesystem` 2026.8.31: `get_file_info`, `list_allowed_directories`), and how a request path
+//! `get_file_info` and `list_allowed_directories` over stdio, against the
+//! reference server's formats (`@modelcontextprotocol/server-filesystem`
+//! 2026.8.31), and how a request path
 //! picks its root: relative paths resolve against the first root, absolute
 //! ones by whole path components.
 

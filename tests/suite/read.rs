@@ -1,5 +1,6 @@
-//! The three read tools, over stdio, against the reference's formats
-//! (`@modelcontextprotocol/server-filesystem` 2026.8.31, as observed):
+//! The three read tools, over stdio, against the formats of the reference
+//! server (`@modelcontextprotocol/server-filesystem` 2026.8.31, as observed
+//! over stdio):
 //! `read_text_file` (whole file, head/tail table, lossy UTF-8, errors, the
 //! read limit), `read_media_file` (the MIME table, the resource URI) and
 //! `read_multiple_files` (the joined format, per-file errors, `--max-paths`).

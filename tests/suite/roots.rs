@@ -167,26 +167,6 @@ fn the_cli_root_itself_as_a_client_root_keeps_full_access() {
 }
 
 #[test]
-fn an_empty_roots_list_gives_no_access_at_all() {
-    let env = env();
-    let server = Server::start_with_roots(&args![env.root()], vec![]);
-    assert_eq!(allowed(&server), Vec::<String>::new());
-    assert_denied(&server, &env.path_str("top.txt"));
-    assert_denied(&server, &env.root_str());
-    assert_denied(&server, "top.txt");
-    assert_denied(&server, ".");
-    server
-        .call("list_directory", json!({"path": env.root_str()}))
-        .assert_error_contains("outside allowed directories");
-    server
-        .call(
-            "search_files",
-            json!({"path": env.root_str(), "pattern": "**"}),
-        )
-        .assert_error_contains("outside allowed directories");
-}
-
-#[test]
 fn list_changed_takes_effect_and_widens_back_only_up_to_the_cli_roots() {
     let env = env();
     let server = Server::start_with_roots(&args![env.root()], vec![file_uri(env.path("sub"))]);
@@ -220,12 +200,13 @@ fn list_changed_takes_effect_and_widens_back_only_up_to_the_cli_roots() {
     assert_eq!(allowed(&server), Vec::<String>::new());
     assert_denied(&server, &env.path_str("top.txt"));
 
-    // Empty: no access at all.
-    change_roots(&server, vec![file_uri(env.root())]);
-    assert_reads(&server, &env.path_str("top.txt"), "top");
-    change_roots(&server, vec![]);
+    // Empty narrows nothing (issue 15): the CLI roots, and no wider.
+    change_roots(&server, vec![file_uri(env.path("sub"))]);
     assert_denied(&server, &env.path_str("top.txt"));
-    assert_denied(&server, &env.path_str("sub/inner.txt"));
+    change_roots(&server, vec![]);
+    assert_reads(&server, &env.path_str("top.txt"), "top");
+    assert_eq!(allowed(&server), [env.root_str()]);
+    assert_denied(&server, &env.canary().to_string_lossy());
     env.assert_canary_intact();
 }
 
@@ -460,7 +441,7 @@ fn list_allowed_directories_with_client_roots_shows_the_effective_roots_over_man
             vec![file_uri(env.path("sub")), file_uri(env.outside())],
             vec![env.path_str("sub")],
         ),
-        (vec![], vec![]),
+        (vec![], vec![env.root_str()]),
     ] {
         change_roots(&server, uris);
         // No polling: list_allowed_directories waits for the answer too.

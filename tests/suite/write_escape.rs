@@ -412,7 +412,8 @@ fn race_swap_directory_for_symlink_out() {
     assert_eq!(escapes.get().0, 0, "{report}");
 }
 
-/// The reference's self-race (a known pitfall of resolve-beneath servers): one
+/// The reference server's self-race (its checks are by path string, so its own
+/// pipelined calls can race each other): one
 /// client pipelines `move_file(d -> a)` and `write_file(a/b/x)`, where
 /// `d/b` is an in-root link to outside. Whatever the order, the write never
 /// lands outside.

@@ -1,0 +1,71 @@
+//! Logs on stderr, in one format: `tuls: <level>: <message> key=value...`,
+//! the same `tuls: ` prefix as the startup lines and startup errors.
+//!
+//! Owns: the log filter and the line format. rmcp logs at `error` only: its
+//! warnings print protocol errors as Rust debug dumps (`ErrorData { code:
+//! ... }`) of replies the client already got; tuls logs what matters itself.
+//! May touch: stderr.
+
+use std::fmt;
+
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::cli::LogLevel;
+
+/// The one line format.
+struct Line;
+
+impl<S, N> FormatEvent<S, N> for Line
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let level = match *event.metadata().level() {
+            Level::ERROR => "error",
+            Level::WARN => "warn",
+            Level::INFO => "info",
+            Level::DEBUG => "debug",
+            Level::TRACE => "trace",
+        };
+        write!(writer, "tuls: {level}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
+
+/// Installs the stderr logger: `level` for tuls, `error` for rmcp;
+/// `RUST_LOG`, when set and valid, wins. A panic is logged in the same
+/// format (one line per panic message line) instead of the default hook's.
+pub fn init(level: LogLevel) {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("{},rmcp=error", level.as_str())));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .event_format(Line)
+        .try_init();
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".to_owned());
+        tracing::error!("panic{location}: {}", message.replace('\n', " / "));
+    }));
+}
