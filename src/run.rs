@@ -81,6 +81,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         max_paths_per_batch: args.max_paths,
         max_request_bytes: args.max_request_bytes,
         roots_wait_secs: args.roots_timeout_secs,
+        max_reply_chars: args.max_reply_chars,
         ..Limits::default()
     };
     let mut opened = Vec::with_capacity(args.dirs.len());
