@@ -68,7 +68,7 @@ pub enum Error {
     },
     /// `offset`/`limit` together with `head` or `tail`.
     #[error(
-        "Cannot combine offset or limit with head or tail; use offset and limit for a range of lines"
+        "Cannot combine offset, limit or lineNumbers with head or tail; use offset and limit for a range of lines"
     )]
     RangeAndHeadTail,
     /// A numeric argument below its minimum (`offset`, `limit`, `maxDepth`).

@@ -197,6 +197,31 @@ impl ReplyBudget {
         )
     }
 
+    /// A reply of `items` from `offset` on, joined by `sep`, leaving `extra`
+    /// characters for what the caller adds: the page's text, the notice
+    /// that must end the reply (cut, or nothing at `offset`), and whether
+    /// the page reaches the end of the list.
+    pub fn page_text<S: AsRef<str>>(
+        &self,
+        items: &[S],
+        sep: &str,
+        offset: usize,
+        extra: usize,
+        unit: &str,
+        narrow: &str,
+    ) -> (String, Option<String>, bool) {
+        let page = self.page(items, sep, offset, extra);
+        let notice = if page.is_cut() {
+            Some(self.page_notice(unit, &page, narrow))
+        } else if offset > 0 && offset >= page.total {
+            Some(Self::past_end_notice(unit, offset, page.total))
+        } else {
+            None
+        };
+        let end = !page.is_cut();
+        (page.text, notice, end)
+    }
+
     /// The notice for an `offset` at or past the end of a list.
     pub fn past_end_notice(unit: &str, offset: usize, total: usize) -> String {
         format!("[no {unit} from offset {offset}: there are {total}]")
