@@ -17,12 +17,14 @@ mod suite {
     mod edit;
     mod escape;
     mod info;
+    mod line_ranges;
     mod list;
     mod move_file;
     mod policy;
     mod protocol;
     mod race;
     mod read;
+    mod reply_budget;
     mod roots;
     mod write;
     mod write_escape;
