@@ -181,7 +181,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         if !lines.is_empty() || cap_line.is_some() {
             whole.push('\n');
         }
-        whole.push_str("\n");
+        whole.push('\n');
         whole.push_str(&summary);
         if budget.fits_text(&whole) {
             return Ok(Output::Text(whole));

@@ -461,3 +461,25 @@ fn initialize_carries_instructions() {
     assert!(!text.contains("characters"), "{text}");
     assert!(!text.contains("read_text_file"), "{text}");
 }
+
+#[test]
+fn a_long_edit_diff_is_cut_with_its_fence_closed() {
+    let env = TestEnv::new();
+    let old: String = (0..300).map(|i| format!("old line {i}\n")).collect();
+    let new: String = (0..300).map(|i| format!("new line {i}\n")).collect();
+    env.write("f.txt", &old);
+    let server = Server::start(&args![env.root(), "--max-reply-chars", BUDGET.to_string()]);
+    let r = server.call(
+        "edit_file",
+        json!({"path": env.path_str("f.txt"), "edits": [{"oldText": old, "newText": new}]}),
+    );
+    let t = &r.assert_ok().text;
+    assert_within(t, BUDGET);
+    let (body, notice) = split(t);
+    assert!(
+        body.starts_with("```diff\n") && body.ends_with("\n```\n"),
+        "{body}"
+    );
+    assert!(notice.expect("cut").contains("the edits were written"));
+    assert_eq!(env.read_string("f.txt"), new);
+}
