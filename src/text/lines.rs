@@ -219,10 +219,14 @@ impl Collector {
             });
             return;
         }
-        // The range's first line alone does not fit: show its start.
-        self.out.clear();
-        let limit_chars = self.caps.cut_chars;
-        let mut shown = cut_chars(&text, limit_chars).to_owned();
+        // The range's first line alone does not fit the cut: show its start.
+        // It is `out`'s first line if `out` holds any, else this one.
+        let source = if self.out.is_empty() {
+            text
+        } else {
+            std::mem::take(&mut self.out)
+        };
+        let mut shown = cut_chars(&source, self.caps.cut_chars).to_owned();
         while shown.len() > self.caps.bytes {
             shown.pop();
         }
@@ -383,6 +387,19 @@ mod tests {
         );
         assert_eq!(
             run(b"0123456789abcdef\nx\n", 1, None, false, caps),
+            (
+                "01234567".into(),
+                End::LongLine {
+                    cap: Cap::Chars,
+                    line: 1,
+                    shown: 8
+                }
+            )
+        );
+        // The first line fits whole but not the cut, and the second is
+        // over: the first line's start is shown, never the second's.
+        assert_eq!(
+            run(b"0123456789\nabc\n", 1, None, false, caps),
             (
                 "01234567".into(),
                 End::LongLine {
