@@ -54,8 +54,7 @@ pub enum Cap {
 pub enum End {
     /// Every line asked for (or every line to the end of the file).
     Complete,
-    /// The file has fewer lines than `first - 1`... it has `lines` lines,
-    /// and the range starts after them.
+    /// The range starts after the last of the file's `lines` lines.
     PastEof {
         /// Lines in the file.
         lines: u64,
