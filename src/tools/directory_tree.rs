@@ -44,11 +44,11 @@ pub struct Params {
     pub exclude_patterns: Vec<String>,
     /// Levels to descend: 1 lists only the entries of path (deeper directories show empty children).
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(with = "i64", range(min = 1))]
     pub max_depth: Option<i64>,
     /// Entries to skip, counted in pre-order (a directory before its children): a reply cut at the reply limit says which offset gives the next ones.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,
 }
 

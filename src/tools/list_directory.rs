@@ -39,7 +39,7 @@ pub struct Params {
     pub path: String,
     /// Entries to skip: a reply cut at the reply limit says which offset gives the next ones.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,
 }
 

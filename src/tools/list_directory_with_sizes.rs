@@ -53,7 +53,7 @@ pub struct Params {
     pub sort_by: SortBy,
     /// Entries to skip (in the sorted order): a reply cut at the reply limit says which offset gives the next ones.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,
 }
 

@@ -44,14 +44,15 @@ pub struct Params {
     pub head: Option<f64>,
     /// The first line to read, 1-based (not with head or tail). Reads only as far as needed, so any part of a file of any size can be read.
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(with = "i64", range(min = 1))]
     pub offset: Option<i64>,
     /// How many lines to read from offset (default: to the end, within the reply limit).
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(with = "i64", range(min = 1))]
     pub limit: Option<i64>,
     /// Prefix each line with its number and a tab, as `cat -n` does.
     #[serde(default)]
+    #[schemars(with = "bool")]
     pub line_numbers: Option<bool>,
 }
 

@@ -47,7 +47,7 @@ pub struct Params {
     pub exclude_patterns: Vec<String>,
     /// Matches to skip (in the order they are listed): a reply cut at the reply limit says which offset gives the next ones.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,
 }
 
