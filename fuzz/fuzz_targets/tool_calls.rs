@@ -165,7 +165,11 @@ fn structured(env: &Env, tool: &str, bytes: &[u8]) -> Value {
     // `offset` pages every listing, tree and search and starts a range.
     if matches!(
         tool,
-        "read_text_file" | "list_directory" | "list_directory_with_sizes" | "directory_tree" | "search_files"
+        "read_text_file"
+            | "list_directory"
+            | "list_directory_with_sizes"
+            | "directory_tree"
+            | "search_files"
     ) {
         if let Some(o) = raw.offset {
             m.insert("offset".into(), json!(o));

@@ -2,7 +2,7 @@
 //!
 //! Owns: the allowed roots ([`roots`], the one ambient-authority site), the
 //! one resolver from a client path to a [`scope::Target`] ([`scope`]),
-//! opening and reading regular files ([`file`]), listing and walking
+//! opening and reading regular files ([`file`](mod@file)), listing and walking
 //! directories without following symlinks ([`walk`], [`tree`]), the one
 //! writer ([`atomic`]), and Landlock ([`sandbox`]).
 //! May touch: the root `Dir` handles, and nothing by an ambient path after
