@@ -234,3 +234,28 @@ fn ranges_of_a_file_past_the_read_limit() {
         "{notice}"
     );
 }
+
+/// A range read stops at the range's end: the first lines of an 8 GiB
+/// (sparse) file come back without the file being read whole (which would
+/// pass the call's timeout).
+#[test]
+fn a_range_reads_only_as_far_as_it_needs() {
+    let env = TestEnv::new();
+    let path = env.write("huge.txt", "first\nsecond\nthird\n");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_len(8 << 30))
+        .expect("sparse file");
+    let server = Server::start(&args![env.root()]);
+    let r = server.call(
+        "read_text_file",
+        json!({"path": env.path_str("huge.txt"), "offset": 2, "limit": 2}),
+    );
+    assert_eq!(r.assert_ok().text, "second\nthird\n");
+    let r = server.call(
+        "read_text_file",
+        json!({"path": env.path_str("huge.txt"), "lineNumbers": true, "limit": 1}),
+    );
+    assert_eq!(r.assert_ok().text, "     1\tfirst\n");
+}
