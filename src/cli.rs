@@ -124,6 +124,16 @@ pub struct FsArgs {
     /// Paths per read_multiple_files call.
     #[arg(long, value_name = "N", default_value_t = crate::limits::MAX_PATHS_PER_BATCH)]
     pub max_paths: usize,
+    /// Characters of text one tool reply may carry; a longer reply is cut at
+    /// a whole line or entry and says how to get the rest (an `offset`).
+    /// 0 turns the budget off; otherwise at least 1024.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::limits::MAX_REPLY_CHARS,
+        value_parser = parse_reply_chars
+    )]
+    pub max_reply_chars: usize,
     /// Longest JSON-RPC request line, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::limits::MAX_REQUEST_BYTES)]
     pub max_request_bytes: usize,
@@ -196,6 +206,18 @@ pub fn expand_home(dir: &Path, home: Option<&OsStr>) -> Result<PathBuf, String> 
             dir.display()
         )),
     }
+}
+
+/// `--max-reply-chars`: 0, or at least [`crate::limits::MIN_REPLY_CHARS`].
+fn parse_reply_chars(s: &str) -> Result<usize, String> {
+    let n: usize = s.parse().map_err(|e| format!("{e}"))?;
+    if n != 0 && n < crate::limits::MIN_REPLY_CHARS {
+        return Err(format!(
+            "must be 0 (no budget) or at least {}",
+            crate::limits::MIN_REPLY_CHARS
+        ));
+    }
+    Ok(n)
 }
 
 #[cfg(test)]

@@ -86,6 +86,33 @@ pub enum Error {
         /// The argument.
         field: &'static str,
     },
+    /// `offset`/`limit` together with `head` or `tail`.
+    #[error(
+        "Cannot combine offset, limit or lineNumbers with head or tail; use offset and limit for a range of lines"
+    )]
+    RangeAndHeadTail,
+    /// A numeric argument below its minimum (`offset`, `limit`, `maxDepth`).
+    #[error("Invalid {arg}: {value}; it must be a whole number of at least {min}")]
+    BelowMinimum {
+        /// The argument.
+        arg: &'static str,
+        /// The value given.
+        value: i64,
+        /// The smallest value accepted.
+        min: i64,
+    },
+    /// A line-range read that would scan past [`crate::limits::MAX_LINE_SCAN_BYTES`].
+    #[error(
+        "Refusing to scan more than {limit} bytes of '{path}' to reach line {line}; read an earlier range"
+    )]
+    LineScanLimit {
+        /// The path as given.
+        path: String,
+        /// The first line asked for.
+        line: u64,
+        /// The limit in force.
+        limit: u64,
+    },
     /// `head` and `tail` together.
     #[error("Cannot specify both head and tail parameters simultaneously")]
     HeadAndTail,

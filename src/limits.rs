@@ -84,6 +84,28 @@ pub const MAX_XATTR_BYTES: usize = 64 * 1024;
 /// Edits per `edit_file` call.
 pub const MAX_EDITS: usize = 1024;
 
+/// Characters of text one tool reply may carry (`--max-reply-chars`; 0
+/// turns the budget off). Claude Code refuses MCP output above 25,000
+/// tokens by default (`MAX_MCP_OUTPUT_TOKENS`); at a conservative 2.5
+/// characters per token (dense paths, JSON and code tokenize at about 3 to
+/// 4), 62,500 characters stay under it. A longer reply is cut at a whole
+/// line or entry and ends with a notice saying how to get the rest.
+pub const MAX_REPLY_CHARS: usize = 62_500;
+
+/// The smallest non-zero `--max-reply-chars`: a cut reply needs room for
+/// at least one line or entry next to its notice.
+pub const MIN_REPLY_CHARS: usize = 1024;
+
+/// Characters a cut reply keeps free for its notice. Every notice is
+/// shorter (they name numbers and argument names, never paths).
+pub const REPLY_NOTICE_RESERVE: usize = 400;
+
+/// Bytes a line-range read (`read_text_file` with `offset`) scans from the
+/// start of the file to reach its first line. The scan is streaming
+/// (constant memory) and stops at the range's end; this bounds its time on
+/// a huge or sparse file (about a second or two per GiB).
+pub const MAX_LINE_SCAN_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+
 /// Bytes in one JSON-RPC request line (`--max-request-bytes`).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
@@ -144,6 +166,8 @@ pub struct Limits {
     pub roots_wait_secs: u64,
     /// See [`MAX_PENDING_REPLY_BYTES`].
     pub max_pending_reply_bytes: u64,
+    /// See [`MAX_REPLY_CHARS`]; 0 is no budget.
+    pub max_reply_chars: usize,
 }
 
 impl Default for Limits {
@@ -162,6 +186,7 @@ impl Default for Limits {
             max_request_bytes: MAX_REQUEST_BYTES,
             roots_wait_secs: ROOTS_WAIT_SECS,
             max_pending_reply_bytes: MAX_PENDING_REPLY_BYTES,
+            max_reply_chars: MAX_REPLY_CHARS,
         }
     }
 }

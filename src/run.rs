@@ -70,6 +70,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         max_request_bytes: args.max_request_bytes,
         roots_wait_secs: args.roots_timeout_secs,
         max_pending_reply_bytes: args.max_pending_reply_bytes,
+        max_reply_chars: args.max_reply_chars,
         ..Limits::default()
     };
     let home = std::env::var_os("HOME");

@@ -23,6 +23,7 @@ mod suite {
     mod info;
     mod keep_acl;
     mod landlock;
+    mod line_ranges;
     mod list;
     mod move_file;
     mod moved_out;
@@ -31,6 +32,7 @@ mod suite {
     mod protocol;
     mod race;
     mod read;
+    mod reply_budget;
     mod root_moved;
     mod roots;
     mod roots_rules;

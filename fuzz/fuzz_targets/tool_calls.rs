@@ -126,6 +126,10 @@ struct Raw {
     dry_run: Option<bool>,
     head: Option<f64>,
     tail: Option<f64>,
+    offset: Option<i8>,
+    limit: Option<i8>,
+    line_numbers: Option<bool>,
+    max_depth: Option<i8>,
     sort_by_size: Option<bool>,
     pattern: Vec<u8>,
     excludes: Vec<Vec<u8>>,
@@ -158,6 +162,24 @@ fn structured(env: &Env, tool: &str, bytes: &[u8]) -> Value {
             m.insert("path".into(), path);
         }
     }
+    // `offset` pages every listing, tree and search and starts a range.
+    if matches!(
+        tool,
+        "read_text_file"
+            | "list_directory"
+            | "list_directory_with_sizes"
+            | "directory_tree"
+            | "search_files"
+    ) {
+        if let Some(o) = raw.offset {
+            m.insert("offset".into(), json!(o));
+        }
+    }
+    if tool == "directory_tree" {
+        if let Some(d) = raw.max_depth {
+            m.insert("maxDepth".into(), json!(d));
+        }
+    }
     match tool {
         "read_text_file" => {
             if let Some(h) = num(raw.head) {
@@ -165,6 +187,12 @@ fn structured(env: &Env, tool: &str, bytes: &[u8]) -> Value {
             }
             if let Some(t) = num(raw.tail) {
                 m.insert("tail".into(), t);
+            }
+            if let Some(l) = raw.limit {
+                m.insert("limit".into(), json!(l));
+            }
+            if let Some(n) = raw.line_numbers {
+                m.insert("lineNumbers".into(), json!(n));
             }
         }
         "write_file" => {
@@ -236,6 +264,7 @@ fn tight() -> Limits {
         max_exclude_patterns: 2,
         max_path_bytes: 64,
         max_edits: 2,
+        max_reply_chars: tuls::limits::MIN_REPLY_CHARS,
         ..Limits::default()
     }
 }

@@ -14,8 +14,11 @@ use std::io::{Read, Seek, SeekFrom};
 use cap_fs_ext::FileTypeExt;
 use cap_std::fs::{Dir, File, FileType, MetadataExt, OpenOptions, OpenOptionsExt};
 
+use tokio_util::sync::CancellationToken;
+
 use crate::error::{Error, Result};
 use crate::fs::scope::Target;
+use crate::text::lines;
 
 const CHUNK: usize = 64 * 1024;
 
@@ -180,6 +183,46 @@ pub fn read_tail(t: &Target, n: f64, limit: u64) -> Result<String> {
         buf.extend_from_slice(&chunk);
     }
     Ok(tail_of(&String::from_utf8_lossy(&buf), want))
+}
+
+/// Lines `range` of the regular file `t` names, read streaming from its
+/// start: only as far as the range's end (or the first cap it meets), in
+/// constant memory, so any range of a file of any size can be read. The
+/// scan to the first line is bounded by `max_scan` bytes, and checked for
+/// cancellation between chunks.
+pub fn read_range(
+    t: &Target,
+    range: lines::Range,
+    caps: lines::Caps,
+    max_scan: u64,
+    cancel: &CancellationToken,
+) -> Result<(String, lines::End)> {
+    let given = t.given.as_str();
+    let (mut file, _) = open_regular(t)?;
+    let mut collector = lines::Collector::new(range, caps);
+    let mut chunk = vec![0u8; CHUNK];
+    let mut scanned = 0u64;
+    while !collector.is_done() {
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        if collector.before_range() && scanned > max_scan {
+            return Err(Error::LineScanLimit {
+                path: given.to_owned(),
+                line: range.first,
+                limit: max_scan,
+            });
+        }
+        let got = file
+            .read(&mut chunk)
+            .map_err(|e| Error::io("read", given, &e))?;
+        if got == 0 {
+            break;
+        }
+        scanned += got as u64;
+        collector.feed(chunk.get(..got).unwrap_or_default());
+    }
+    Ok(collector.finish())
 }
 
 fn scan_limit(given: &str, limit: u64) -> Error {

@@ -52,42 +52,7 @@ pub trait ParVisitor: Sync {
     }
 }
 
-/// A byte budget for a walk's reply text, shared by the walk threads: a
-/// visitor takes what each entry will cost, and once the budget is spent the
-/// walk stops and its result says it was cut
-/// ([`Truncation::Text`]).
-#[derive(Debug)]
-pub struct TextBudget {
-    used: AtomicUsize,
-    full: AtomicBool,
-    max: usize,
-}
-
-impl TextBudget {
-    /// A budget of `max` bytes.
-    pub fn new(max: usize) -> Self {
-        Self {
-            used: AtomicUsize::new(0),
-            full: AtomicBool::new(false),
-            max,
-        }
-    }
-
-    /// Takes `n` bytes; `false` (and the budget is spent from now on) when
-    /// they do not fit.
-    pub fn take(&self, n: usize) -> bool {
-        if self.used.fetch_add(n, Ordering::Relaxed) + n > self.max {
-            self.full.store(true, Ordering::Relaxed);
-            return false;
-        }
-        true
-    }
-
-    /// Whether the budget is spent.
-    pub fn is_full(&self) -> bool {
-        self.full.load(Ordering::Relaxed)
-    }
-}
+pub use crate::text::budget::TextBudget;
 
 /// Stack of each walk thread. The walk recurses once per directory level,
 /// plus rayon's join frames (more of them on machines with more cores), so

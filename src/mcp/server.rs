@@ -43,6 +43,46 @@ struct Inner {
     tools: Vec<Tool>,
     roots: Arc<ClientRoots>,
     flow: Arc<Flow>,
+    instructions: String,
+}
+
+/// Roots named in the `initialize` instructions; more are counted.
+const INSTRUCTION_ROOTS: usize = 8;
+
+/// The `instructions` of the `initialize` result: the roots, how paths
+/// resolve, the reply budget and how to continue a cut reply, and the
+/// cheaper ways to read.
+fn instructions(scope: &Scope, limits: &Limits, policy: &Policy) -> String {
+    let roots = scope.cli_roots();
+    let mut names: Vec<&str> = roots
+        .iter()
+        .take(INSTRUCTION_ROOTS)
+        .map(|r| r.display.as_str())
+        .collect();
+    let more = roots.len().saturating_sub(INSTRUCTION_ROOTS);
+    let more = format!("and {more} more");
+    if roots.len() > INSTRUCTION_ROOTS {
+        names.push(&more);
+    }
+    let mut s = format!(
+        "Filesystem tools confined to the allowed directories: {}. A relative path resolves against the first one; list_allowed_directories shows those in force (the client's roots may narrow them).",
+        names.join(", ")
+    );
+    if limits.max_reply_chars != 0 {
+        s.push_str(&format!(
+            " A reply carries at most {} characters: a longer one is cut at a whole line or entry and ends with a notice in brackets giving the offset to call again with for the rest.",
+            limits.max_reply_chars
+        ));
+    }
+    let search = policy.is_enabled("search_file_contents");
+    let ranges = policy.is_enabled("read_text_file");
+    match (search, ranges) {
+        (true, true) => s.push_str(" To find text, search_file_contents beats reading files; to read part of a file, read_text_file with offset and limit (lineNumbers: true numbers the lines) beats reading it whole."),
+        (true, false) => s.push_str(" To find text, search_file_contents beats reading files."),
+        (false, true) => s.push_str(" To read part of a file, read_text_file with offset and limit (lineNumbers: true numbers the lines) beats reading it whole."),
+        (false, false) => {}
+    }
+    s
 }
 
 impl Server {
@@ -66,8 +106,10 @@ impl Server {
             limits.max_pending_reply_bytes,
             MAX_CALLS_IN_FLIGHT,
         ));
+        let instructions = instructions(&scope, &limits, &policy);
         Ok(Self {
             inner: Arc::new(Inner {
+                instructions,
                 scope,
                 limits,
                 policy,
@@ -146,6 +188,7 @@ impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("tuls", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.inner.instructions.clone())
     }
 
     async fn initialize(

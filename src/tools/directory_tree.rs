@@ -11,11 +11,13 @@ use crate::error::{Error, Result};
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
+use crate::text::budget::{Page, ReplyBudget, append_notice, chars};
 use crate::text::fmt::SafeJsonFormatter;
+use crate::text::fmt::Truncation;
 use crate::text::glob::{ExcludeStyle, Excludes};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory/symlink), and 'children' for directories. Files and symlinks have no children array, while directories always have a children array (which may be empty). Symbolic links are never followed. The output is formatted with 2-space indentation for readability. Very large trees are cut at the entry and depth limits, and the cut is noted after the JSON. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory/symlink), and 'children' for directories. Files and symlinks have no children array, while directories always have a children array (which may be empty). Symbolic links are never followed. The output is formatted with 2-space indentation for readability. Very large trees are cut at the entry and depth limits, and the cut is noted after the JSON. 'maxDepth' limits the levels descended. A tree longer than the reply limit is cut at a whole entry: the JSON stays valid, and its notice gives the 'offset' (entries counted in pre-order) of the next page; on a later page, directories listed on an earlier one carry \"continued\": true, and a directory whose children go on carries \"more\": true. Only works within allowed directories.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -40,6 +42,14 @@ pub struct Params {
     /// Glob patterns of relative paths to leave out (a pattern without `*` matches that name at any depth).
     #[serde(default)]
     pub exclude_patterns: Vec<String>,
+    /// Levels to descend: 1 lists only the entries of path (deeper directories show empty children).
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 1))]
+    pub max_depth: Option<i64>,
+    /// Entries to skip, counted in pre-order (a directory before its children): a reply cut at the reply limit says which offset gives the next ones.
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 0))]
+    pub offset: Option<i64>,
 }
 
 struct Exclude<'a> {
@@ -127,8 +137,39 @@ impl std::io::Write for Counter {
     }
 }
 
+/// How a cut tree can be narrowed.
+const NARROW: &str = "a deeper path, excludePatterns or maxDepth (\"more\": true marks a directory whose children go on)";
+
+/// Writes `v` as pretty JSON whose strings escape every control character
+/// (serde_json escapes C0; [`SafeJsonFormatter`] adds DEL and C1), so names
+/// stay exact JSON strings and no raw control character reaches the client.
+fn pretty_to<W: std::io::Write>(w: W, v: &impl Serialize) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(w, SafeJsonFormatter::pretty());
+    v.serialize(&mut ser)
+}
+
+/// [`pretty_to`] into a string.
+fn pretty_string(v: &impl Serialize) -> serde_json::Result<String> {
+    let mut buf = Vec::new();
+    pretty_to(&mut buf, v)?;
+    // serde_json writes UTF-8 only.
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
 /// Builds the tree.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let offset = super::skip_arg(p.offset)?;
+    let max_depth = match p.max_depth {
+        None => None,
+        Some(d) if d >= 1 => Some(usize::try_from(d).unwrap_or(usize::MAX)),
+        Some(d) => {
+            return Err(Error::BelowMinimum {
+                arg: "maxDepth",
+                value: d,
+                min: 1,
+            });
+        }
+    };
     let excludes = Excludes::new(
         &p.exclude_patterns,
         ExcludeStyle::BareNameAnywhere,
@@ -136,32 +177,203 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         ctx.limits.max_exclude_patterns,
     )?;
     let dir = ctx.scope.resolve(&p.path)?.open_dir("scandir")?;
-    let limits = ctx.walk_limits();
+    let mut limits = ctx.walk_limits();
+    let asked_depth = max_depth.filter(|d| *d <= limits.max_depth);
+    if let Some(d) = asked_depth {
+        limits.max_depth = d;
+    }
     let visitor = Exclude {
         excludes: &excludes,
         budget: TextBudget::new(MAX_WALK_TEXT_BYTES),
     };
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
-    // Size the text exactly first: a doubling Vec would briefly hold up to
-    // three times a large tree's text while it grows.
-    let mut counter = Counter(0);
+    let note = truncated.map(|t| match (t, asked_depth) {
+        (Truncation::Depth(d), Some(asked)) if d == asked => format!(
+            "\n\n[directories at depth {d} were not descended (maxDepth: {d}); their children arrays are empty]"
+        ),
+        (t, _) => crate::text::fmt::truncation_note(t),
+    });
+    let budget = ctx.reply_budget();
     let render = |e: serde_json::Error| Error::Internal(format!("cannot render tree: {e}"));
-    // Names stay exact JSON strings; every control character in them is a
-    // JSON escape (SafeJsonFormatter adds DEL and C1 to serde_json's C0).
-    let to = |w: &mut dyn std::io::Write| {
-        let mut ser = serde_json::Serializer::with_formatter(w, SafeJsonFormatter::pretty());
-        Nodes(&items).serialize(&mut ser).map_err(render)
+    if offset == 0 {
+        // Size the text exactly first: a doubling Vec would briefly hold up
+        // to three times a large tree's text while it grows.
+        let mut counter = Counter(0);
+        pretty_to(&mut counter, &Nodes(&items)).map_err(render)?;
+        let may_fit = budget
+            .max()
+            .is_none_or(|max| counter.0 <= max.saturating_mul(4));
+        if may_fit {
+            let mut buf = Vec::with_capacity(counter.0 + 256);
+            pretty_to(&mut buf, &Nodes(&items)).map_err(render)?;
+            let mut text = String::from_utf8(buf)
+                .map_err(|e| Error::Internal(format!("cannot render tree: {e}")))?;
+            if let Some(n) = &note {
+                text.push_str(n);
+            }
+            if budget.fits_text(&text) {
+                drop(items);
+                return Ok(Output::Text(text));
+            }
+        }
+    }
+    let mut flat = Vec::new();
+    flatten(&items, 1, None, &mut flat);
+    let room = budget
+        .room()
+        .saturating_sub(note.as_ref().map_or(0, |n| chars(n)));
+    let total = flat.len();
+    let start = offset.min(total);
+    let page_of = |k: usize| -> Result<String> {
+        pretty_string(&page_nodes(&flat, start, start + k)).map_err(render)
     };
-    to(&mut counter)?;
-    let mut buf = Vec::with_capacity(counter.0 + 256);
-    to(&mut buf)?;
-    let mut text =
-        String::from_utf8(buf).map_err(|e| Error::Internal(format!("cannot render tree: {e}")))?;
-    drop(items);
-    if let Some(t) = truncated {
-        text.push_str(&crate::text::fmt::truncation_note(t));
+    if start >= total {
+        let mut text = page_of(0)?;
+        if offset > 0 {
+            append_notice(
+                &mut text,
+                &ReplyBudget::past_end_notice("entries", offset, total),
+            );
+        }
+        return Ok(Output::Text(text));
+    }
+    let fits = |k: usize| -> Result<Option<String>> {
+        let text = page_of(k)?;
+        Ok((chars(&text) <= room).then_some(text))
+    };
+    // The largest page that fits, by bisection (a page's text grows with
+    // its entries, give or take the "more" marks).
+    let mut best = fits(1)?.map(|t| (1, t));
+    if best.is_some() {
+        let (mut lo, mut hi) = (1usize, (total - start).min(room / MIN_NODE_CHARS + 1));
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            match fits(mid)? {
+                Some(t) => {
+                    lo = mid;
+                    best = Some((mid, t));
+                }
+                None => hi = mid - 1,
+            }
+        }
+    }
+    let (k, mut text) = best.unwrap_or((0, String::new()));
+    let page = Page {
+        text: String::new(),
+        start,
+        end: start + k,
+        total,
+    };
+    if page.is_cut() {
+        append_notice(&mut text, &budget.page_notice("entries", &page, NARROW));
+    } else if let Some(n) = &note {
+        text.push_str(n);
     }
     Ok(Output::Text(text))
+}
+
+/// The fewest characters one more node adds to a pretty page (a file with
+/// an empty name at depth 1, with its separator).
+const MIN_NODE_CHARS: usize = 40;
+
+/// One walk entry in pre-order, with its depth and its parent's index.
+struct Flat<'a> {
+    entry: &'a Entry,
+    depth: usize,
+    parent: Option<usize>,
+}
+
+fn flatten<'a>(
+    items: &'a [Item<()>],
+    depth: usize,
+    parent: Option<usize>,
+    out: &mut Vec<Flat<'a>>,
+) {
+    for item in items {
+        let me = out.len();
+        out.push(Flat {
+            entry: &item.entry,
+            depth,
+            parent,
+        });
+        if let Some(children) = &item.children {
+            flatten(children, depth + 1, Some(me), out);
+        }
+    }
+}
+
+/// A node of a page: the reference's shape, plus `continued` (this
+/// directory was listed on an earlier page; here are more of its children)
+/// and `more` (its children go on on the next page).
+#[derive(Serialize)]
+struct PageNode<'a> {
+    name: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    continued: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    more: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    children: Option<Vec<PageNode<'a>>>,
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Dir => "directory",
+        Kind::Symlink => "symlink",
+        Kind::File | Kind::Other => "file",
+    }
+}
+
+/// `i` and its ancestors, outermost first.
+fn chain(flat: &[Flat<'_>], mut i: Option<usize>) -> Vec<usize> {
+    let mut out = Vec::new();
+    while let Some(j) = i {
+        out.push(j);
+        i = flat.get(j).and_then(|f| f.parent);
+    }
+    out.reverse();
+    out
+}
+
+/// The tree of entries `start..end`, inside their ancestors.
+fn page_nodes<'a>(flat: &[Flat<'a>], start: usize, end: usize) -> Vec<PageNode<'a>> {
+    let ancestors = chain(flat, flat.get(start).and_then(|f| f.parent));
+    let open_after = if end < flat.len() {
+        chain(flat, flat.get(end).and_then(|f| f.parent))
+    } else {
+        Vec::new()
+    };
+    let mut roots: Vec<PageNode<'a>> = Vec::new();
+    let mut stack: Vec<(usize, PageNode<'a>)> = Vec::new();
+    let close = |stack: &mut Vec<(usize, PageNode<'a>)>, roots: &mut Vec<PageNode<'a>>| {
+        if let Some((_, node)) = stack.pop() {
+            match stack.last_mut().and_then(|(_, p)| p.children.as_mut()) {
+                Some(children) => children.push(node),
+                None => roots.push(node),
+            }
+        }
+    };
+    let shown = ancestors.iter().copied().chain(start..end.min(flat.len()));
+    for i in shown {
+        let Some(f) = flat.get(i) else { continue };
+        while stack.last().is_some_and(|(d, _)| *d >= f.depth) {
+            close(&mut stack, &mut roots);
+        }
+        let node = PageNode {
+            name: &f.entry.name,
+            kind: kind_name(f.entry.kind),
+            continued: i < start,
+            more: open_after.binary_search(&i).is_ok(),
+            children: (f.entry.kind == Kind::Dir).then(Vec::new),
+        };
+        stack.push((f.depth, node));
+    }
+    while !stack.is_empty() {
+        close(&mut stack, &mut roots);
+    }
+    roots
 }
 
 #[cfg(test)]
@@ -215,7 +427,7 @@ mod tests {
             level = next;
         }
         for items in [&level[..], &level[..1], &level[level.len() - 1..]] {
-            let text = serde_json::to_string_pretty(&Nodes(items)).unwrap();
+            let text = pretty_string(&Nodes(items)).unwrap();
             assert!(
                 text.len() <= bound(items, 1),
                 "{} > {}",

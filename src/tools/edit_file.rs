@@ -15,6 +15,7 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::atomic::{Dest, Guard};
+use crate::text::budget::{ReplyBudget, append_notice, whole_lines};
 use crate::text::{diff, edit};
 
 /// The tool description.
@@ -99,5 +100,30 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     if !p.dry_run && new != old {
         dest.replace(new.as_bytes(), Guard::Unchanged)?;
     }
-    Ok(Output::Text(diff))
+    Ok(Output::Text(cut_diff(&ctx.reply_budget(), diff, p.dry_run)))
+}
+
+/// A diff cut to the reply budget at a whole line, its fence closed, with
+/// a notice saying whether the edits were written and how to see the file.
+fn cut_diff(budget: &ReplyBudget, diff: String, dry_run: bool) -> String {
+    if budget.fits_text(&diff) {
+        return diff;
+    }
+    let fence: String = diff.chars().take_while(|c| *c == '`').collect();
+    let total = diff.lines().count();
+    let (kept, n) = whole_lines(&diff, budget.room().saturating_sub(fence.len() + 1));
+    let mut out = kept.to_owned();
+    out.push_str(&fence);
+    out.push('\n');
+    let done = if dry_run {
+        "nothing was written (dryRun)"
+    } else {
+        "the edits were written"
+    };
+    let notice = format!(
+        "{}: the diff is cut after {n} of its {total} lines; {done}; see the file with read_text_file offset and limit]",
+        budget.cut_words()
+    );
+    append_notice(&mut out, &notice);
+    out
 }

@@ -7,10 +7,15 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::walk::{self, Kind};
+use crate::text::budget::append_notice;
+use crate::text::fmt::list_truncated_line;
 use crate::text::fmt::printable;
 
+/// How a cut listing can be narrowed.
+pub const NARROW: &str = "list a subdirectory";
+
 /// The tool description.
-pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. A listing longer than the reply limit is cut at a whole entry; its notice gives the 'offset' of the next entries. Only works within allowed directories.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -32,6 +37,10 @@ const NAME: &str = "list_directory";
 pub struct Params {
     /// The directory to list.
     pub path: String,
+    /// Entries to skip: a reply cut at the reply limit says which offset gives the next ones.
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 0))]
+    pub offset: Option<i64>,
 }
 
 /// The line prefix for an entry kind.
@@ -45,16 +54,39 @@ pub fn prefix(kind: Kind) -> &'static str {
 
 /// Lists the directory in byte order of names.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let offset = super::skip_arg(p.offset)?;
     let t = ctx.scope.resolve(&p.path)?;
     let (entries, truncated) = walk::read_entries(&t, false, ctx.limits.max_list_entries)?;
     let mut lines: Vec<String> = entries
         .iter()
         .map(|e| format!("{} {}", prefix(e.kind), printable(&e.name)))
         .collect();
-    if truncated {
-        lines.push(crate::text::fmt::list_truncated_line(
-            ctx.limits.max_list_entries,
-        ));
+    drop(entries);
+    let budget = ctx.reply_budget();
+    let cap_line = truncated.then(|| list_truncated_line(ctx.limits.max_list_entries));
+    if offset == 0 {
+        let mut whole = lines.join("\n");
+        if let Some(line) = &cap_line {
+            if !whole.is_empty() {
+                whole.push('\n');
+            }
+            whole.push_str(line);
+        }
+        if budget.fits_text(&whole) {
+            return Ok(Output::Text(whole));
+        }
     }
-    Ok(Output::Text(lines.join("\n")))
+    let extra = cap_line.as_ref().map_or(0, |l| l.len() + 1);
+    let (mut text, notice, end) = budget.page_text(&lines, "\n", offset, extra, "entries", NARROW);
+    lines.clear();
+    if let (true, Some(line)) = (end, &cap_line) {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(line);
+    }
+    if let Some(n) = notice {
+        append_notice(&mut text, &n);
+    }
+    Ok(Output::Text(text))
 }

@@ -7,14 +7,15 @@ use std::cmp::Ordering;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::list_directory::prefix;
+use super::list_directory::{NARROW, prefix};
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::walk::{self, Kind};
-use crate::text::fmt::printable;
+use crate::text::budget::append_notice;
+use crate::text::fmt::{list_truncated_line, printable};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes; symbolic links are never followed and show no size. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes; symbolic links are never followed and show no size. This tool is useful for understanding directory structure and finding specific files within a directory. A listing longer than the reply limit is cut at a whole entry; its notice gives the 'offset' of the next entries. Only works within allowed directories.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -50,6 +51,10 @@ pub struct Params {
     /// Sort entries by name or size
     #[serde(default)]
     pub sort_by: SortBy,
+    /// Entries to skip (in the sorted order): a reply cut at the reply limit says which offset gives the next ones.
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 0))]
+    pub offset: Option<i64>,
 }
 
 /// Formats a byte count as the reference does (`1.50 MB`).
@@ -129,6 +134,7 @@ pub fn collate(a: &str, b: &str) -> Ordering {
 
 /// Lists with sizes and the summary lines.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let offset = super::skip_arg(p.offset)?;
     let t = ctx.scope.resolve(&p.path)?;
     let (mut entries, truncated) = walk::read_entries(&t, true, ctx.limits.max_list_entries)?;
     match p.sort_by {
@@ -159,15 +165,49 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             }
         }
     }
-    if truncated {
-        lines.push(crate::text::fmt::list_truncated_line(
-            ctx.limits.max_list_entries,
-        ));
+    drop(entries);
+    // The totals always cover the whole directory.
+    let summary = format!(
+        "Total: {files} files, {dirs} directories\nCombined size: {}",
+        format_size(total)
+    );
+    let cap_line = truncated.then(|| list_truncated_line(ctx.limits.max_list_entries));
+    let budget = ctx.reply_budget();
+    if offset == 0 {
+        let mut whole = lines.join("\n");
+        if let Some(line) = &cap_line {
+            if !lines.is_empty() {
+                whole.push('\n');
+            }
+            whole.push_str(line);
+        }
+        if !lines.is_empty() || cap_line.is_some() {
+            whole.push('\n');
+        }
+        whole.push('\n');
+        whole.push_str(&summary);
+        if budget.fits_text(&whole) {
+            return Ok(Output::Text(whole));
+        }
     }
-    lines.push(String::new());
-    lines.push(format!("Total: {files} files, {dirs} directories"));
-    lines.push(format!("Combined size: {}", format_size(total)));
-    Ok(Output::Text(lines.join("\n")))
+    let extra = summary.len() + 2 + cap_line.as_ref().map_or(0, |l| l.len() + 1);
+    let (mut text, notice, end) = budget.page_text(&lines, "\n", offset, extra, "entries", NARROW);
+    lines.clear();
+    if let (true, Some(line)) = (end, &cap_line) {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(line);
+    }
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push('\n');
+    text.push_str(&summary);
+    if let Some(n) = notice {
+        append_notice(&mut text, &n);
+    }
+    Ok(Output::Text(text))
 }
 
 #[cfg(test)]

@@ -156,6 +156,28 @@ pub enum Output {
     Media(Value),
 }
 
+/// An `offset` argument of a listing, tree or search: how many entries or
+/// matches to skip (the one paging scheme of every tool whose reply is a
+/// list; a cut reply's notice gives the next value). Refused below 0.
+pub fn skip_arg(offset: Option<i64>) -> Result<usize> {
+    match offset {
+        None => Ok(0),
+        Some(v) if v >= 0 => Ok(usize::try_from(v).unwrap_or(usize::MAX)),
+        Some(v) => Err(Error::BelowMinimum {
+            arg: "offset",
+            value: v,
+            min: 0,
+        }),
+    }
+}
+
+impl Ctx {
+    /// The reply budget of this call (`--max-reply-chars`).
+    pub fn reply_budget(&self) -> crate::text::budget::ReplyBudget {
+        crate::text::budget::ReplyBudget::new(self.limits.max_reply_chars)
+    }
+}
+
 /// Deserializes `args` into `T`, refusing unknown fields.
 fn params<T: DeserializeOwned>(tool: &'static str, args: Value) -> Result<T> {
     serde_json::from_value(args).map_err(|e| Error::InvalidArguments {

@@ -7,9 +7,10 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::file;
+use crate::text::budget::{ReplyBudget, append_notice, chars, cut_chars, whole_lines};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. A reply longer than the reply limit is cut after a whole file, and its notice says which paths to ask for next. Only works within allowed directories.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -51,13 +52,22 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         });
     }
     let mut budget = ctx.limits.max_batch_bytes;
+    let reply = ctx.reply_budget();
     // One output string, appended to in place: each file's bytes are held
-    // once, then copied once into it.
+    // once, then copied once into it. `ends` holds, for each file, where its
+    // section ends (bytes, characters), to cut at a whole file.
     let mut out = String::new();
+    let mut out_chars = 0usize;
+    let mut ends: Vec<(usize, usize)> = Vec::new();
     for (i, path) in p.paths.iter().enumerate() {
         if ctx.cancel.is_cancelled() {
             return Err(Error::Cancelled);
         }
+        if !reply.fits(out_chars) {
+            // Past the reply budget: the reply is cut; read no more.
+            break;
+        }
+        let before = out.len();
         if i > 0 {
             out.push_str("\n---\n");
         }
@@ -80,6 +90,61 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                 out.push_str(&e.to_string());
             }
         }
+        if reply.max().is_some() {
+            out_chars += chars(out.get(before..).unwrap_or_default());
+        }
+        ends.push((out.len(), out_chars));
     }
-    Ok(Output::Text(out))
+    if reply.fits(out_chars) {
+        return Ok(Output::Text(out));
+    }
+    Ok(Output::Text(cut(&reply, out, &ends, &p.paths)))
+}
+
+/// A batch reply cut to the budget: the whole files that fit, or when not
+/// even the first does, the first file's whole lines that fit.
+fn cut(reply: &ReplyBudget, mut out: String, ends: &[(usize, usize)], paths: &[String]) -> String {
+    let room = reply.room();
+    let n = paths.len();
+    let whole = ends.iter().take_while(|(_, c)| *c <= room).count();
+    if let Some(&(len, _)) = whole.checked_sub(1).and_then(|i| ends.get(i)) {
+        out.truncate(len);
+        let notice = format!(
+            "{}: files 1-{whole} of {n} shown; for the others call again with the same paths from number {} on (a long file reads in parts with read_text_file offset and limit)]",
+            reply.cut_words(),
+            whole + 1
+        );
+        append_notice(&mut out, &notice);
+        return out;
+    }
+    // Not even the first file fits: its first whole lines.
+    let header_len = paths.first().map_or(0, |p| p.len() + 2);
+    let header_chars = paths.first().map_or(0, |p| chars(p) + 2);
+    let first_end = ends.first().map_or(out.len(), |e| e.0);
+    let content = out.get(header_len..first_end).unwrap_or_default();
+    let is_text = out.get(..header_len).is_some_and(|h| h.ends_with(":\n"));
+    let (kept, lines) = if is_text {
+        whole_lines(content, room.saturating_sub(header_chars))
+    } else {
+        ("", 0)
+    };
+    let mut text = if lines > 0 {
+        format!("{}{kept}", out.get(..header_len).unwrap_or_default())
+    } else {
+        cut_chars(&out, room).to_owned()
+    };
+    let notice = if lines > 0 {
+        format!(
+            "{}: file 1 of {n} is cut after its line {lines} (continue it with read_text_file, offset: {}); for the others call again with the same paths from number 2 on]",
+            reply.cut_words(),
+            lines + 1
+        )
+    } else {
+        format!(
+            "{}: file 1 of {n} is cut (read it with read_text_file, offset and limit); for the others call again with the same paths from number 2 on]",
+            reply.cut_words()
+        )
+    };
+    append_notice(&mut text, &notice);
+    text
 }

@@ -9,11 +9,15 @@ use crate::error::Result;
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
+use crate::text::budget::append_notice;
 use crate::text::fmt::printable;
 use crate::text::glob::{ExcludeStyle, Excludes, Pattern};
 
+/// How a cut search can be narrowed.
+const NARROW: &str = "a deeper path, a narrower pattern, or excludePatterns";
+
 /// The tool description.
-pub const DESCRIPTION: &str = "Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the 'path' argument. Use pattern like '*.ext' to match files in that directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Symbolic links are matched by name but never descended into. Great for finding files when you don't know their exact location. Only searches within allowed directories.";
+pub const DESCRIPTION: &str = "Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the 'path' argument. Use pattern like '*.ext' to match files in that directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Symbolic links are matched by name but never descended into. Great for finding files when you don't know their exact location. A result longer than the reply limit is cut at a whole match; its notice gives the 'offset' of the next matches. Only searches within allowed directories.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -40,6 +44,10 @@ pub struct Params {
     /// Glob patterns of relative paths to skip (and not descend into).
     #[serde(default)]
     pub exclude_patterns: Vec<String>,
+    /// Matches to skip (in the order they are listed): a reply cut at the reply limit says which offset gives the next ones.
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 0))]
+    pub offset: Option<i64>,
 }
 
 struct Search<'a> {
@@ -116,6 +124,7 @@ fn client_prefix(given: &str) -> String {
 
 /// Runs the search.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let offset = super::skip_arg(p.offset)?;
     let pattern = Pattern::new(&p.pattern, ctx.limits.max_pattern_bytes)?;
     let excludes = Excludes::new(
         &p.exclude_patterns,
@@ -140,13 +149,29 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
     let mut found = Vec::new();
     flatten(items, &mut found);
-    let mut text = if found.is_empty() {
-        "No matches found".to_owned()
-    } else {
-        found.join("\n")
-    };
-    if let Some(t) = truncated {
-        text.push_str(&crate::text::fmt::truncation_note(t));
+    let note = truncated.map(crate::text::fmt::truncation_note);
+    let budget = ctx.reply_budget();
+    if offset == 0 {
+        let mut text = if found.is_empty() {
+            "No matches found".to_owned()
+        } else {
+            found.join("\n")
+        };
+        if let Some(n) = &note {
+            text.push_str(n);
+        }
+        if budget.fits_text(&text) {
+            return Ok(Output::Text(text));
+        }
+    }
+    let extra = note.as_ref().map_or(0, String::len);
+    let (mut text, notice, end) = budget.page_text(&found, "\n", offset, extra, "matches", NARROW);
+    drop(found);
+    if let (true, Some(n)) = (end, &note) {
+        text.push_str(n);
+    }
+    if let Some(n) = notice {
+        append_notice(&mut text, &n);
     }
     Ok(Output::Text(text))
 }

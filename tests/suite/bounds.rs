@@ -345,9 +345,15 @@ fn walk_depth_at_and_past_max_depth() {
             let env = TestEnv::new();
             let file = depth_fixture(&env, dirs);
             let server = if flag {
-                Server::start(&args![env.root(), "--max-depth", cap.to_string()])
+                Server::start(&args![
+                    env.root(),
+                    "--max-reply-chars",
+                    "0",
+                    "--max-depth",
+                    cap.to_string()
+                ])
             } else {
-                Server::start(&args![env.root()])
+                Server::start(&args![env.root(), "--max-reply-chars", "0"])
             };
             let tree = server.call("directory_tree", json!({"path": "chain"}));
             tree.assert_ok();
@@ -394,7 +400,13 @@ fn max_depth_flag_at_and_past_its_ceiling() {
     let _cleanup = RemoveOnDrop(base.clone());
     deep_chain(&base, 520, true);
 
-    let server = Server::start(&args![env.root(), "--max-depth", "512"]);
+    let server = Server::start(&args![
+        env.root(),
+        "--max-reply-chars",
+        "0",
+        "--max-depth",
+        "512"
+    ]);
     let tree = server.call("directory_tree", json!({"path": "deep"}));
     tree.assert_ok();
     let (tree, note) = split_note(&tree.text);
@@ -627,7 +639,7 @@ fn cancelling_a_long_walk_stops_it() {
             });
         }
     });
-    let server = Server::start(&args![env.root()]);
+    let server = Server::start(&args![env.root(), "--max-reply-chars", "0"]);
     let pid = server.pid().expect("server pid");
     let args = json!({"path": "b", "pattern": "**/l*"});
 
@@ -704,7 +716,7 @@ const PEAK_RSS_BOUND_KIB: u64 = 200 * 1024;
 /// reply with `check` and bounds its size.
 fn peak_rss(env: &Scratch, what: &str, tool: &str, args: Value, check: impl Fn(&Reply)) -> u64 {
     let started = Instant::now();
-    let server = Server::start(&args![env.root()]);
+    let server = Server::start(&args![env.root(), "--max-reply-chars", "0"]);
     let pid = server.pid().expect("pid");
     let reply = server.call(tool, args);
     let hwm = status_kib(pid, "VmHWM");
@@ -757,7 +769,7 @@ fn hostile_inputs_keep_peak_rss_bounded() {
 
     eprintln!("bounds: fixtures made in {:.2?}", started.elapsed());
     let baseline = {
-        let server = Server::start(&args![env.root()]);
+        let server = Server::start(&args![env.root(), "--max-reply-chars", "0"]);
         still_works(&server);
         status_kib(server.pid().expect("pid"), "VmHWM")
     };

@@ -282,7 +282,7 @@ fn unknown_fields_are_refused_without_effect() {
             "list_directory_with_sizes",
             json!({"path": ".", "bogus": 1}),
         ),
-        ("directory_tree", json!({"path": ".", "maxDepth": 1})),
+        ("directory_tree", json!({"path": ".", "depth": 1})),
         (
             "search_files",
             json!({"path": ".", "pattern": "*", "bogus": 1}),

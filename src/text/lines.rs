@@ -1,0 +1,427 @@
+//! Line ranges: picking lines `first..first+count` out of a byte stream fed
+//! in chunks, numbering them as `cat -n` does, and stopping at a budget.
+//!
+//! Owns: what a line is (bytes up to and including `\n`; a non-empty final
+//! part without `\n` is a line too; an empty file has none), the `cat -n`
+//! prefix, and where a range stops. A range's text is its lines' bytes as
+//! they are (CRLF kept), each decoded lossily on its own (a `\n` never lies
+//! inside a UTF-8 sequence, so this equals decoding the whole). Memory stays
+//! bounded by the caps, however long a line is.
+//! May touch: nothing (no I/O).
+
+use super::budget::{chars, cut_chars};
+
+/// The `cat -n` prefix of line `n`: the number right-aligned in 6 columns,
+/// then a tab.
+pub fn number_prefix(n: u64) -> String {
+    format!("{n:>6}\t")
+}
+
+/// Which lines to pick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// The first line, 1-based.
+    pub first: u64,
+    /// How many lines; `None` is to the end.
+    pub count: Option<u64>,
+    /// Prefix each line with its number (`cat -n`).
+    pub numbers: bool,
+}
+
+/// How much text a range may return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// Characters of the whole text when it is returned uncut
+    /// (`--max-reply-chars`; `usize::MAX` for none).
+    pub whole_chars: usize,
+    /// Characters of a cut text (the budget less its notice).
+    pub cut_chars: usize,
+    /// Bytes of the text (`--max-read-bytes`).
+    pub bytes: usize,
+}
+
+/// Which cap stopped a range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cap {
+    /// The reply budget (characters).
+    Chars,
+    /// The read limit (bytes).
+    Bytes,
+}
+
+/// How a range ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// Every line asked for (or every line to the end of the file).
+    Complete,
+    /// The range starts after the last of the file's `lines` lines.
+    PastEof {
+        /// Lines in the file.
+        lines: u64,
+    },
+    /// Cut by `cap` after whole lines; the rest starts at line `next`.
+    Cut {
+        /// The cap that stopped it.
+        cap: Cap,
+        /// The first line not shown.
+        next: u64,
+    },
+    /// The range's first line alone is over `cap`; only its first `shown`
+    /// characters are in the text.
+    LongLine {
+        /// The cap that stopped it.
+        cap: Cap,
+        /// That line's number.
+        line: u64,
+        /// Characters of it shown.
+        shown: usize,
+    },
+}
+
+/// Collects a range from chunks of a file, in order.
+#[derive(Debug)]
+pub struct Collector {
+    range: Range,
+    caps: Caps,
+    /// The number of the line the next byte belongs to.
+    line: u64,
+    /// Whether the current line has any byte yet.
+    started: bool,
+    /// The current line's bytes (only inside the range), at most `keep`.
+    cur: Vec<u8>,
+    /// The current line is longer than `keep`.
+    cur_over: bool,
+    keep: usize,
+    out: String,
+    out_chars: usize,
+    /// `out` at the last line end within `cut_chars`: (bytes, lines shown).
+    mark: (usize, u64),
+    shown: u64,
+    end: Option<End>,
+}
+
+impl Collector {
+    /// A collector of `range` within `caps`.
+    pub fn new(range: Range, caps: Caps) -> Self {
+        // A line longer than every cap cannot be shown whole; its first
+        // bytes are kept for a cut display, no more.
+        let keep = caps
+            .bytes
+            .min(caps.whole_chars.saturating_mul(4))
+            .saturating_add(1);
+        Self {
+            range,
+            caps,
+            line: 1,
+            started: false,
+            cur: Vec::new(),
+            cur_over: false,
+            keep,
+            out: String::new(),
+            out_chars: 0,
+            mark: (0, 0),
+            shown: 0,
+            end: None,
+        }
+    }
+
+    /// Whether the range is done (no more input is needed).
+    pub fn is_done(&self) -> bool {
+        self.end.is_some()
+    }
+
+    /// Whether the collector is still before the range's first line.
+    pub fn before_range(&self) -> bool {
+        self.line < self.range.first
+    }
+
+    /// Feeds the next bytes of the file.
+    pub fn feed(&mut self, mut chunk: &[u8]) {
+        while !chunk.is_empty() && self.end.is_none() {
+            let nl = chunk.iter().position(|&b| b == b'\n');
+            let (part, rest, ends) = match nl {
+                Some(i) => (
+                    chunk.get(..=i).unwrap_or_default(),
+                    chunk.get(i + 1..).unwrap_or_default(),
+                    true,
+                ),
+                None => (chunk, &[][..], false),
+            };
+            chunk = rest;
+            if self.line < self.range.first {
+                if ends {
+                    self.line += 1;
+                    self.started = false;
+                } else {
+                    self.started = true;
+                }
+                continue;
+            }
+            self.started = true;
+            let room = self.keep.saturating_sub(self.cur.len());
+            if part.len() > room {
+                self.cur
+                    .extend_from_slice(part.get(..room).unwrap_or_default());
+                self.cur_over = true;
+                // Over every cap: no need to read the rest of this line.
+                self.finish_line();
+                return;
+            }
+            self.cur.extend_from_slice(part);
+            if ends {
+                self.finish_line();
+            }
+        }
+    }
+
+    /// Ends the current line (with or without its `\n`) inside the range.
+    fn finish_line(&mut self) {
+        let bytes = std::mem::take(&mut self.cur);
+        let over = std::mem::take(&mut self.cur_over);
+        self.started = false;
+        let mut text = if self.range.numbers {
+            number_prefix(self.line)
+        } else {
+            String::new()
+        };
+        text.push_str(&String::from_utf8_lossy(&bytes));
+        let n = chars(&text);
+        let within = !over
+            && self.out_chars.saturating_add(n) <= self.caps.whole_chars
+            && self.out.len().saturating_add(text.len()) <= self.caps.bytes;
+        if within {
+            self.out.push_str(&text);
+            self.out_chars += n;
+            self.shown += 1;
+            self.line += 1;
+            if self.out_chars <= self.caps.cut_chars {
+                self.mark = (self.out.len(), self.shown);
+            }
+            if self.range.count.is_some_and(|c| self.shown >= c) {
+                self.end = Some(End::Complete);
+            }
+            return;
+        }
+        let cap = if over && bytes.len() >= self.caps.bytes
+            || self.out.len().saturating_add(text.len()) > self.caps.bytes
+        {
+            Cap::Bytes
+        } else {
+            Cap::Chars
+        };
+        let (len, kept) = self.mark;
+        if kept > 0 {
+            self.out.truncate(len);
+            self.end = Some(End::Cut {
+                cap,
+                next: self.range.first + kept,
+            });
+            return;
+        }
+        // The range's first line alone does not fit the cut: show its start.
+        // It is `out`'s first line if `out` holds any, else this one.
+        let source = if self.out.is_empty() {
+            text
+        } else {
+            std::mem::take(&mut self.out)
+        };
+        let mut shown = cut_chars(&source, self.caps.cut_chars).to_owned();
+        while shown.len() > self.caps.bytes {
+            shown.pop();
+        }
+        let prefix = if self.range.numbers {
+            chars(&number_prefix(self.range.first))
+        } else {
+            0
+        };
+        self.end = Some(End::LongLine {
+            cap,
+            line: self.range.first,
+            shown: chars(&shown).saturating_sub(prefix),
+        });
+        self.out = shown;
+    }
+
+    /// Ends the input (end of file): the text and how the range ended.
+    pub fn finish(mut self) -> (String, End) {
+        if self.end.is_none() {
+            let partial = self.started;
+            if self.line >= self.range.first && partial {
+                self.finish_line();
+            }
+            if self.end.is_none() {
+                // Nothing of the range exists: it starts after the last line
+                // (an empty file read from line 1 is just empty).
+                self.end = Some(if self.shown == 0 && self.range.first > 1 {
+                    End::PastEof {
+                        lines: self.line - 1 + u64::from(partial),
+                    }
+                } else {
+                    End::Complete
+                });
+            }
+        }
+        let end = self.end.unwrap_or(End::Complete);
+        (self.out, end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NONE: Caps = Caps {
+        whole_chars: usize::MAX,
+        cut_chars: usize::MAX,
+        bytes: usize::MAX,
+    };
+
+    fn run(
+        text: &[u8],
+        first: u64,
+        count: Option<u64>,
+        numbers: bool,
+        caps: Caps,
+    ) -> (String, End) {
+        // Feed in every chunk size, and check they all agree.
+        let mut results = Vec::new();
+        for size in [1, 2, 3, 7, 64, text.len().max(1)] {
+            let mut c = Collector::new(
+                Range {
+                    first,
+                    count,
+                    numbers,
+                },
+                caps,
+            );
+            for chunk in text.chunks(size) {
+                if c.is_done() {
+                    break;
+                }
+                c.feed(chunk);
+            }
+            results.push(c.finish());
+        }
+        for r in &results {
+            assert_eq!(r, &results[0], "{text:?} {first} {count:?}");
+        }
+        results.swap_remove(0)
+    }
+
+    #[test]
+    fn ranges_are_the_lines_bytes() {
+        let t = b"one\ntwo\r\nthree\nfour";
+        assert_eq!(
+            run(t, 1, None, false, NONE),
+            (String::from_utf8_lossy(t).into(), End::Complete)
+        );
+        assert_eq!(run(t, 2, Some(2), false, NONE).0, "two\r\nthree\n");
+        assert_eq!(run(t, 4, Some(9), false, NONE).0, "four");
+        assert_eq!(
+            run(t, 5, None, false, NONE),
+            (String::new(), End::PastEof { lines: 4 })
+        );
+        assert_eq!(
+            run(b"a\n", 2, None, false, NONE),
+            (String::new(), End::PastEof { lines: 1 })
+        );
+        assert_eq!(
+            run(b"", 1, None, false, NONE),
+            (String::new(), End::Complete)
+        );
+        assert_eq!(
+            run(b"", 2, None, false, NONE),
+            (String::new(), End::PastEof { lines: 0 })
+        );
+        assert_eq!(run(b"\n\n", 2, None, false, NONE).0, "\n");
+    }
+
+    #[test]
+    fn numbers_as_cat_n() {
+        assert_eq!(
+            run(b"a\nb\n", 1, None, true, NONE).0,
+            "     1\ta\n     2\tb\n"
+        );
+        assert_eq!(run(b"a\nb", 2, None, true, NONE).0, "     2\tb");
+        assert_eq!(number_prefix(1234567), "1234567\t");
+    }
+
+    #[test]
+    fn invalid_utf8_is_lossy_per_line_as_whole() {
+        let t = b"a\xff\nb\xe2\x82\nc";
+        assert_eq!(run(t, 1, None, false, NONE).0, String::from_utf8_lossy(t));
+    }
+
+    #[test]
+    fn a_cut_keeps_whole_lines_within_the_cut_room() {
+        let caps = Caps {
+            whole_chars: 12,
+            cut_chars: 8,
+            bytes: usize::MAX,
+        };
+        // Fits whole: 12 characters.
+        assert_eq!(
+            run(b"aaa\nbbb\nccc\n", 1, None, false, caps).1,
+            End::Complete
+        );
+        assert_eq!(
+            run(b"aaa\nbbb\nccc\nd\n", 1, None, false, caps),
+            (
+                "aaa\nbbb\n".into(),
+                End::Cut {
+                    cap: Cap::Chars,
+                    next: 3
+                }
+            )
+        );
+        assert_eq!(
+            run(b"aaa\nbbb\nccc\nddd\ne\n", 2, None, false, caps),
+            (
+                "bbb\nccc\n".into(),
+                End::Cut {
+                    cap: Cap::Chars,
+                    next: 4
+                }
+            )
+        );
+        assert_eq!(
+            run(b"0123456789abcdef\nx\n", 1, None, false, caps),
+            (
+                "01234567".into(),
+                End::LongLine {
+                    cap: Cap::Chars,
+                    line: 1,
+                    shown: 8
+                }
+            )
+        );
+        // The first line fits whole but not the cut, and the second is
+        // over: the first line's start is shown, never the second's.
+        assert_eq!(
+            run(b"0123456789\nabc\n", 1, None, false, caps),
+            (
+                "01234567".into(),
+                End::LongLine {
+                    cap: Cap::Chars,
+                    line: 1,
+                    shown: 8
+                }
+            )
+        );
+        let bytes = Caps {
+            whole_chars: usize::MAX,
+            cut_chars: usize::MAX,
+            bytes: 5,
+        };
+        assert_eq!(
+            run(b"ab\ncd\nef\n", 1, None, false, bytes),
+            (
+                "ab\n".into(),
+                End::Cut {
+                    cap: Cap::Bytes,
+                    next: 2
+                }
+            )
+        );
+    }
+}
