@@ -30,14 +30,14 @@ mkdir -p "$out"
 for t in $targets; do
     rustup target list --installed 2>/dev/null | grep -qx "$t" || rustup target add "$t"
     echo "==> cargo zigbuild --profile $profile --target $t" >&2
-    cargo zigbuild --locked --profile "$profile" --target "$t" --bin tuls
+    # Stripped by rustc through the linker (zig's), whatever the profile says:
+    # binutils' strip does not know aarch64 and zig's objcopy cannot strip.
+    env "CARGO_PROFILE_$(echo "$profile" | tr a-z- A-Z_)_STRIP=symbols" \
+        cargo zigbuild --locked --profile "$profile" --target "$t" --bin tuls
     cp "target/$t/$profdir/tuls" "$out/tuls-$t"
-    # The release and dist profiles already strip (`strip = true`); strip again
-    # with zig's objcopy so a profile without it still ships a stripped binary.
-    # (The host's binutils `strip` does not know aarch64.)
-    if python3 -m ziglang objcopy --strip-all "$out/tuls-$t" "$out/tuls-$t.stripped" 2>/dev/null; then
-        mv "$out/tuls-$t.stripped" "$out/tuls-$t"
-    fi
+    case "$(file -b "$out/tuls-$t")" in
+        *"not stripped"*) echo "build.sh: $out/tuls-$t is not stripped" >&2; exit 1 ;;
+    esac
     chmod 0755 "$out/tuls-$t"
 done
 

@@ -44,7 +44,7 @@ printf 'hello from the fixture\n' > "$jail/work/hello.txt"
 if [ "$(id -u)" = 0 ] && command -v chroot >/dev/null && chroot "$jail" /tuls --version >/dev/null 2>&1; then
     echo "jail: $(cd "$jail" && find . | sort | tr '\n' ' ')"
     # chroot's own directory stays the cwd: "/" inside the jail.
-    if python3 dist/smoke.py --env-empty --root /work --host-root "$jail/work" -- chroot "$jail" /tuls; then
+    if python3 dist/smoke.py --env-empty --root /work --host-root "$jail/work" -- "$(command -v chroot)" "$jail" /tuls; then
         ok "session in a chroot with only the binary and the fixture"
     else
         nok "session in a chroot with only the binary and the fixture"
