@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 "$tmp/venv/bin/pip" install --quiet --no-index --disable-pip-version-check "$whl"
 for exe in tuls tuls-mcp; do
     [ -x "$tmp/venv/bin/$exe" ] || { echo "not ok - the wheel installed no $exe" >&2; exit 1; }
-    echo "$exe: $(file -b "$tmp/venv/bin/$exe" | cut -d, -f1,5)  $("$tmp/venv/bin/$exe" --version)"
+    echo "$exe: $("$tmp/venv/bin/$exe" --version): $(file -b "$tmp/venv/bin/$exe")"
 done
 "$py" ci/py-client/check.py "$tmp/venv/bin/tuls-mcp"
 if command -v uvx >/dev/null; then

@@ -32,29 +32,29 @@ async def session(cmd: list[str], root: str) -> None:
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as s:
             init = await s.initialize()
-            check("initialize", init.serverInfo.name == "tuls", init.serverInfo)
+            check("initialize", init.server_info.name == "tuls", init.server_info)
 
             tools = (await s.list_tools()).tools
             names = sorted(t.name for t in tools)
             check("tools/list has 13 tools", len(tools) == 13, names)
-            check("every tool has an outputSchema", all(t.outputSchema for t in tools), names)
+            check("every tool has an outputSchema", all(t.output_schema for t in tools), names)
 
             # The SDK validates structuredContent against the tool's outputSchema.
             hello = os.path.join(root, "hello.txt")
             r = await s.call_tool("read_text_file", {"path": hello, "head": 2})
             text = r.content[0].text if r.content else None
-            check("read_text_file head", not r.isError and text == "line1\nline2", r)
+            check("read_text_file head", not r.is_error and text == "line1\nline2", r)
             check("read_text_file structuredContent",
-                  (r.structuredContent or {}).get("content") == "line1\nline2", r.structuredContent)
+                  (r.structured_content or {}).get("content") == "line1\nline2", r.structured_content)
 
             new = os.path.join(root, "from-python.txt")
             w = await s.call_tool("write_file", {"path": new, "content": "from the Python SDK\n"})
-            check("write_file", not w.isError and w.content[0].text == f"Successfully wrote to {new}", w)
+            check("write_file", not w.is_error and w.content[0].text == f"Successfully wrote to {new}", w)
             with open(new, encoding="utf-8") as f:
                 check("write_file on disk", f.read() == "from the Python SDK\n")
 
             out = await s.call_tool("read_text_file", {"path": os.path.join(root, "..", "etc")})
-            check("escape refused", out.isError is True, out)
+            check("escape refused", out.is_error is True, out)
 
 
 def main() -> int:
