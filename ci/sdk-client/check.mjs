@@ -2,15 +2,16 @@
 // connect, list tools, call a read tool (the SDK validates the result
 // against the tool's outputSchema) and a write tool, and check the results.
 // Usage: node check.mjs /path/to/tuls
+//        node check.mjs CMD [ARG...]   (runs `CMD ARG... filesystem ROOT`, e.g. `npx tuls-mcp`)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { mkdtempSync, writeFileSync, readFileSync, realpathSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const bin = process.argv[2];
+const [bin, ...prefixArgs] = process.argv.slice(2);
 if (!bin) {
-  console.error("usage: node check.mjs /path/to/tuls");
+  console.error("usage: node check.mjs /path/to/tuls | CMD [ARG...]");
   process.exit(2);
 }
 const root = realpathSync(mkdtempSync(join(tmpdir(), "tuls-sdk-")));
@@ -28,7 +29,7 @@ function check(name, cond, detail) {
   }
 }
 
-const transport = new StdioClientTransport({ command: bin, args: ["filesystem", root], stderr: "inherit" });
+const transport = new StdioClientTransport({ command: bin, args: [...prefixArgs, "filesystem", root], stderr: "inherit" });
 const client = new Client({ name: "tuls-ci-sdk-check", version: "1.0.0" });
 await client.connect(transport);
 check("initialize", client.getServerVersion()?.name === "tuls", JSON.stringify(client.getServerVersion()));
