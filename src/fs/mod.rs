@@ -3,7 +3,8 @@
 //! Owns: the allowed roots ([`roots`], the one ambient-authority site), the
 //! one resolver from a client path to a [`scope::Target`] ([`scope`]),
 //! opening and reading regular files ([`file`]), listing and walking
-//! directories without following symlinks ([`walk`], [`tree`]), the one
+//! directories without following symlinks ([`walk`], [`tree`]), the walk
+//! of a content search with its ignore files ([`search`]), the one
 //! writer ([`atomic`]), and Landlock ([`sandbox`]).
 //! May touch: the root `Dir` handles, and nothing by an ambient path after
 //! startup. Knows nothing of MCP or JSON.
@@ -13,5 +14,6 @@ pub mod file;
 pub mod roots;
 pub mod sandbox;
 pub mod scope;
+pub mod search;
 pub mod tree;
 pub mod walk;

@@ -97,7 +97,7 @@ impl TextBudget {
 const WALK_STACK_BYTES: usize = 64 << 20;
 
 /// The walk threads: as many as rayon's default pool, with big stacks.
-fn pool() -> Option<&'static rayon::ThreadPool> {
+pub(crate) fn pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()

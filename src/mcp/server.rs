@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -27,7 +27,7 @@ use crate::error::Error;
 use crate::fs::scope::Scope;
 use crate::limits::Limits;
 use crate::policy::Policy;
-use crate::tools::{self, Ctx};
+use crate::tools::{self, Ctx, Progress};
 
 /// The tuls filesystem MCP server.
 #[derive(Clone)]
@@ -85,6 +85,7 @@ impl Server {
         name: &str,
         args: Value,
         cancel: CancellationToken,
+        progress: Option<Progress>,
     ) -> Option<CallToolResult> {
         let tool = tools::find(name).filter(|t| self.inner.policy.is_enabled(t.name))?;
         if let Err(e) = self.inner.roots.wait_ready().await {
@@ -94,6 +95,7 @@ impl Server {
             scope: self.inner.scope.snapshot(),
             limits: self.inner.limits,
             cancel,
+            progress,
         };
         let joined = tokio::task::spawn_blocking(move || {
             std::panic::catch_unwind(AssertUnwindSafe(|| tools::dispatch(&ctx, tool, args)))
@@ -173,7 +175,23 @@ impl ServerHandler for Server {
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
-        match self.call(&request.name, args, context.ct.clone()).await {
+        let progress = context.meta.get_progress_token().map(|token| {
+            let peer = context.peer.clone();
+            let runtime = tokio::runtime::Handle::current();
+            Progress::new(move |done| {
+                let peer = peer.clone();
+                let param = ProgressNotificationParam::new(token.clone(), done as f64);
+                runtime.spawn(async move {
+                    if let Err(e) = peer.notify_progress(param).await {
+                        tracing::debug!(error = %e, "progress notification not sent");
+                    }
+                });
+            })
+        });
+        match self
+            .call(&request.name, args, context.ct.clone(), progress)
+            .await
+        {
             Some(r) => Ok(r.into()),
             None => Err(McpError::invalid_params(
                 format!("Tool {} not found", request.name),

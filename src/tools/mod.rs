@@ -10,6 +10,10 @@
 //! May touch: what the tools touch, through [`Ctx`]: the roots snapshot of
 //! the call, and the core in [`crate::fs`].
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
 use rmcp::schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -30,6 +34,7 @@ pub mod move_file;
 pub mod read_media_file;
 pub mod read_multiple_files;
 pub mod read_text_file;
+pub mod search_file_contents;
 pub mod search_files;
 pub mod write_file;
 
@@ -46,6 +51,7 @@ pub const TOOLS: &[Tool] = &[
     directory_tree::TOOL,
     move_file::TOOL,
     search_files::TOOL,
+    search_file_contents::TOOL,
     get_file_info::TOOL,
     list_allowed_directories::TOOL,
 ];
@@ -91,6 +97,9 @@ pub enum OutputKind {
     Text,
     /// One media block (image, audio or embedded resource).
     Media,
+    /// One text block, and `structuredContent` with the same result as
+    /// data (`search_file_contents`).
+    Search,
 }
 
 /// One tool, declared once.
@@ -124,6 +133,67 @@ pub struct Ctx {
     pub limits: Limits,
     /// Cancelled when the client cancels the request.
     pub cancel: CancellationToken,
+    /// Where a long walk or search reports how far it got, when the client
+    /// asked for progress (its request carried a `progressToken`).
+    pub progress: Option<Progress>,
+}
+
+/// A progress sink: called with the number of items (files, entries) done
+/// so far. It throttles itself: nothing is sent in the first
+/// [`Progress::QUIET`], then at most one report per [`Progress::EVERY`].
+/// The edge ([`crate::mcp::server`]) turns reports into
+/// `notifications/progress`; the tools see only this.
+#[derive(Clone)]
+pub struct Progress {
+    send: Arc<dyn Fn(u64) + Send + Sync>,
+    started: Instant,
+    /// Milliseconds after `started` of the last report sent (0: none yet).
+    last_ms: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Progress").finish_non_exhaustive()
+    }
+}
+
+impl Progress {
+    /// How long a call runs before its first progress report.
+    pub const QUIET: Duration = Duration::from_secs(1);
+    /// The least time between two reports.
+    pub const EVERY: Duration = Duration::from_millis(250);
+
+    /// A sink that hands each report that passes the throttle to `send`.
+    pub fn new(send: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        Self {
+            send: Arc::new(send),
+            started: Instant::now(),
+            last_ms: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Reports `done` items, if the throttle lets it through now. Cheap
+    /// enough to call once per item.
+    pub fn report(&self, done: u64) {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let quiet = Self::QUIET.as_millis() as u64;
+        let every = Self::EVERY.as_millis() as u64;
+        if now < quiet {
+            return;
+        }
+        let last = self.last_ms.load(Ordering::Relaxed);
+        if last != 0 && now < last.saturating_add(every) {
+            return;
+        }
+        // One thread wins each slot.
+        if self
+            .last_ms
+            .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            (self.send)(done);
+        }
+    }
 }
 
 impl Ctx {
@@ -145,6 +215,14 @@ pub enum Output {
     /// One media content block (image, audio or embedded resource);
     /// `structuredContent` is `{"content": [block]}`.
     Media(Value),
+    /// One text block, and `structuredContent` is `data` (an object) with
+    /// `"content": text` added.
+    Structured {
+        /// The text block.
+        text: String,
+        /// The rest of `structuredContent`.
+        data: Value,
+    },
 }
 
 /// Deserializes `args` into `T`, refusing unknown fields.
@@ -214,6 +292,7 @@ pub fn tool_json(tool: &Tool) -> Value {
     let output = match tool.output {
         OutputKind::Text => text_output_schema(),
         OutputKind::Media => media_output_schema(),
+        OutputKind::Search => search_file_contents::output_schema(),
     };
     json!({
         "name": tool.name,
