@@ -13,7 +13,8 @@
 //!
 //! Beside them: [`text`] (pure code: edit matching, the diff, globs,
 //! formatting), [`error`] (the one error type), [`policy`] (selectors),
-//! [`limits`] (every bound), [`cli`] and [`run`] (startup).
+//! [`limits`] (every bound), [`progress`] (throttled progress reports),
+//! [`cli`] and [`run`] (startup).
 #![forbid(unsafe_code)]
 
 pub mod cli;
@@ -22,6 +23,7 @@ pub mod fs;
 pub mod limits;
 pub mod mcp;
 pub mod policy;
+pub mod progress;
 pub mod run;
 pub mod sync;
 pub mod text;

@@ -186,6 +186,9 @@ fn walk_dir<V: ParVisitor>(
     // Claim this directory's entries against the shared cap.
     let n = entries.len();
     let before = shared.visited.fetch_add(n, Ordering::Relaxed);
+    if let Some(p) = &shared.limits.progress {
+        p.report((before + n) as u64);
+    }
     let allowed = shared.limits.max_entries.saturating_sub(before).min(n);
     if allowed < n {
         shared.entries_cut.store(true, Ordering::Relaxed);

@@ -10,10 +10,6 @@
 //! May touch: what the tools touch, through [`Ctx`]: the roots snapshot of
 //! the call, and the core in [`crate::fs`].
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
-
 use rmcp::schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -22,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::fs::scope::Snapshot;
 use crate::limits::Limits;
+pub use crate::progress::Progress;
 
 pub mod create_directory;
 pub mod directory_tree;
@@ -138,64 +135,6 @@ pub struct Ctx {
     pub progress: Option<Progress>,
 }
 
-/// A progress sink: called with the number of items (files, entries) done
-/// so far. It throttles itself: nothing is sent in the first
-/// [`Progress::QUIET`], then at most one report per [`Progress::EVERY`].
-/// The edge ([`crate::mcp::server`]) turns reports into
-/// `notifications/progress`; the tools see only this.
-#[derive(Clone)]
-pub struct Progress {
-    send: Arc<dyn Fn(u64) + Send + Sync>,
-    started: Instant,
-    /// Milliseconds after `started` of the last report sent (0: none yet).
-    last_ms: Arc<AtomicU64>,
-}
-
-impl std::fmt::Debug for Progress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Progress").finish_non_exhaustive()
-    }
-}
-
-impl Progress {
-    /// How long a call runs before its first progress report.
-    pub const QUIET: Duration = Duration::from_secs(1);
-    /// The least time between two reports.
-    pub const EVERY: Duration = Duration::from_millis(250);
-
-    /// A sink that hands each report that passes the throttle to `send`.
-    pub fn new(send: impl Fn(u64) + Send + Sync + 'static) -> Self {
-        Self {
-            send: Arc::new(send),
-            started: Instant::now(),
-            last_ms: Arc::new(AtomicU64::new(0)),
-        }
-    }
-
-    /// Reports `done` items, if the throttle lets it through now. Cheap
-    /// enough to call once per item.
-    pub fn report(&self, done: u64) {
-        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let quiet = Self::QUIET.as_millis() as u64;
-        let every = Self::EVERY.as_millis() as u64;
-        if now < quiet {
-            return;
-        }
-        let last = self.last_ms.load(Ordering::Relaxed);
-        if last != 0 && now < last.saturating_add(every) {
-            return;
-        }
-        // One thread wins each slot.
-        if self
-            .last_ms
-            .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            (self.send)(done);
-        }
-    }
-}
-
 impl Ctx {
     /// The bounds of one walk (`directory_tree`, `search_files`).
     pub fn walk_limits(&self) -> crate::fs::walk::WalkLimits {
@@ -203,6 +142,7 @@ impl Ctx {
             max_entries: self.limits.max_walk_entries,
             max_depth: self.limits.max_walk_depth,
             cancel: self.cancel.clone(),
+            progress: self.progress.clone(),
         }
     }
 }
