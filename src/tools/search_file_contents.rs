@@ -555,7 +555,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         .root
         .dir
         .metadata(t.rel())
-        .map_err(|e| Error::io("stat", &t.given, &e))?;
+        .map_err(|e| Error::io("scandir", &t.given, &e))?;
     let base = join_display(&t.root.display, &t.segs);
     let base = base.trim_end_matches('/').to_owned();
     let deadline = Instant::now() + Duration::from_secs(SEARCH_DEADLINE_SECS);
