@@ -24,6 +24,7 @@ mod suite {
     mod race;
     mod read;
     mod roots;
+    mod search_contents;
     mod write;
     mod write_escape;
 }

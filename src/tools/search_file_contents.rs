@@ -580,7 +580,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let mut failed = 0u64;
     let mut stop = None;
     let mut big_ignore = 0u64;
-    if md.is_file() {
+    if !md.is_dir() {
         // One file: opened as the read tools open it (regular files only,
         // never blocking).
         let opened = crate::fs::file::open_regular(&t).map(|(f, _)| f);

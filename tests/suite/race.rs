@@ -192,9 +192,10 @@ fn call_and_check(server: &Server, fx: &Fixture, i: usize) -> (&'static str, boo
                 .text
                 .starts_with(&format!("size: {}\n", INSIDE_DEEP.len())),
             11 => reply.text.contains("isDirectory: true"),
-            12 => reply
-                .text
-                .contains(&format!("{root}/d/sub/deep.txt:1:{}", INSIDE_DEEP.trim_end())),
+            12 => reply.text.contains(&format!(
+                "{root}/d/sub/deep.txt:1:{}",
+                INSIDE_DEEP.trim_end()
+            )),
             _ => {
                 reply.text
                     == format!(
