@@ -2,7 +2,7 @@
 //!
 //! Owns: the allowed roots ([`roots`], the one ambient-authority site), the
 //! one resolver from a client path to a [`scope::Target`] ([`scope`]),
-//! opening and reading regular files ([`file`]), listing and walking
+//! opening and reading regular files ([`file`](mod@file)), listing and walking
 //! directories without following symlinks ([`walk`], [`tree`]), the walk
 //! of a content search with its ignore files ([`search`]), the one
 //! writer ([`atomic`]), and Landlock ([`sandbox`]).

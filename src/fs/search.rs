@@ -301,7 +301,7 @@ impl Read for FdReader {
 }
 
 /// Opens the listed file `rel` beneath `start`: each directory component
-/// `O_DIRECTORY|O_NOFOLLOW` from the last, the file as [`open_file_at`].
+/// `O_DIRECTORY|O_NOFOLLOW` from the last, the file as `open_file_at` opens it.
 /// Fails (and the file is skipped) if anything was swapped since the walk.
 pub fn open_listed(start: &OwnedFd, rel: &[u8]) -> std::io::Result<FdReader> {
     let mut parts = rel.split(|&b| b == b'/').peekable();

@@ -55,7 +55,7 @@ pub trait ParVisitor: Sync {
 /// A byte budget for a walk's reply text, shared by the walk threads: a
 /// visitor takes what each entry will cost, and once the budget is spent the
 /// walk stops and its result says it was cut
-/// ([`Truncation::Text`](crate::text::fmt::Truncation::Text)).
+/// ([`crate::text::fmt::Truncation::Text`]).
 #[derive(Debug)]
 pub struct TextBudget {
     used: AtomicUsize,
