@@ -80,3 +80,34 @@ fn debug_now() -> Option<Duration> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quiet_at_first_then_throttled() {
+        let sent = Arc::new(AtomicU64::new(0));
+        let s = sent.clone();
+        let mut p = Progress::new(move |_| {
+            s.fetch_add(1, Ordering::Relaxed);
+        });
+        p.quiet = Duration::from_secs(1);
+        p.every = Duration::from_millis(250);
+        for i in 0..1000 {
+            p.report(i);
+        }
+        assert_eq!(
+            sent.load(Ordering::Relaxed),
+            0,
+            "nothing in the first second"
+        );
+        p.started = Instant::now()
+            .checked_sub(Duration::from_secs(2))
+            .expect("uptime");
+        for i in 0..1000 {
+            p.report(i);
+        }
+        assert_eq!(sent.load(Ordering::Relaxed), 1, "one report per slot");
+    }
+}

@@ -741,3 +741,77 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     });
     Ok(Output::Structured { text, data })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(number: u64, text: &str, is_match: bool) -> Line {
+        Line {
+            number,
+            text: text.to_owned(),
+            is_match,
+        }
+    }
+
+    #[test]
+    fn context_lines_go_to_the_nearer_match() {
+        // 2 lines of context: m1 c c c m2 (3 between: 2 after m1, 1 before m2).
+        let g = [
+            line(1, "b", false),
+            line(2, "m1", true),
+            line(3, "c1", false),
+            line(4, "c2", false),
+            line(5, "c3", false),
+            line(6, "m2", true),
+        ];
+        let m = matches_of("p", &g, 2);
+        assert_eq!(m[0]["before"], json!([{"line": 1, "text": "b"}]));
+        assert_eq!(
+            m[0]["after"],
+            json!([{"line": 3, "text": "c1"}, {"line": 4, "text": "c2"}])
+        );
+        assert_eq!(m[1]["before"], json!([{"line": 5, "text": "c3"}]));
+        assert_eq!(m[1]["after"], json!([]));
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_a_char_boundary() {
+        assert_eq!(printable(b"abc\n"), "abc");
+        assert_eq!(printable(b"a\r\n"), "a\r");
+        let long = "é".repeat(400);
+        let p = printable(long.as_bytes());
+        assert!(p.ends_with(" [... line cut at 500 of 800 bytes]"), "{p}");
+        assert!(p.starts_with(&"é".repeat(250)));
+        assert_eq!(printable(b"\xff ok"), "\u{fffd} ok");
+    }
+
+    #[test]
+    fn the_reply_cuts_at_max_results_inside_a_group() {
+        let mut r = Reply {
+            mode: OutputMode::Content,
+            context: 1,
+            max: 2,
+            text: String::new(),
+            chars: 0,
+            items: Vec::new(),
+            taken: 0,
+            max_cut: false,
+            size_cut: false,
+        };
+        let hits = Hits {
+            groups: vec![vec![
+                line(1, "m", true),
+                line(2, "m", true),
+                line(3, "c", false),
+                line(4, "m", true),
+            ]],
+            count: 3,
+            ..Hits::default()
+        };
+        r.add_file("f", hits);
+        assert_eq!(r.text, "f:1:m\nf:2:m\nf-3-c");
+        assert!(r.max_cut);
+        assert_eq!(r.items.len(), 2);
+    }
+}
