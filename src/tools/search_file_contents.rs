@@ -490,6 +490,34 @@ fn matches_of(path: &str, group: &[Line], context: usize) -> Vec<Value> {
     out
 }
 
+/// When a search stops: the client cancelled, or the deadline passed.
+struct Halt<'a> {
+    cancel: &'a tokio_util::sync::CancellationToken,
+    deadline: Instant,
+}
+
+impl Halt<'_> {
+    fn now(&self) -> bool {
+        self.cancel.is_cancelled() || Instant::now() >= self.deadline
+    }
+}
+
+/// A reader that fails once the search must stop, so a long file without
+/// matches is not read to its end after a cancel or past the deadline.
+struct Stoppable<'a, R> {
+    inner: R,
+    stop: &'a Halt<'a>,
+}
+
+impl<R: std::io::Read> std::io::Read for Stoppable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.now() {
+            return Err(std::io::Error::other("search stopped"));
+        }
+        self.inner.read(buf)
+    }
+}
+
 /// Searches one opened file.
 fn search_one<R: std::io::Read>(
     reader: std::io::Result<R>,
@@ -497,9 +525,9 @@ fn search_one<R: std::io::Read>(
     p: &Params,
     context: usize,
     want: u64,
-    cancel: &tokio_util::sync::CancellationToken,
+    stop: &Halt<'_>,
 ) -> Hits {
-    let Ok(reader) = reader else {
+    let Ok(inner) = reader else {
         return Hits::default();
     };
     let mut sink = Collect {
@@ -512,15 +540,30 @@ fn search_one<R: std::io::Read>(
             searched: true,
             ..Hits::default()
         },
-        cancel,
+        cancel: stop.cancel,
     };
+    let reader = Stoppable { inner, stop };
     let res = searcher(p, context).search_reader(matcher, reader, &mut sink);
     sink.close();
     let mut hits = sink.hits;
-    if res.is_err() {
+    // A file cut by the stop is not "failed": the stop is reported itself.
+    if res.is_err() && !stop.now() {
         hits.failed = true;
     }
     hits
+}
+
+/// How long a call may run: [`SEARCH_DEADLINE_SECS`]. Debug builds only:
+/// `TULS_DEBUG_SEARCH_DEADLINE_MS` shortens it, so the tests can reach it.
+fn deadline_after() -> Duration {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("TULS_DEBUG_SEARCH_DEADLINE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return Duration::from_millis(ms);
+    }
+    Duration::from_secs(SEARCH_DEADLINE_SECS)
 }
 
 /// Runs the search.
@@ -558,7 +601,11 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         .map_err(|e| Error::io("scandir", &t.given, &e))?;
     let base = join_display(&t.root.display, &t.segs);
     let base = base.trim_end_matches('/').to_owned();
-    let deadline = Instant::now() + Duration::from_secs(SEARCH_DEADLINE_SECS);
+    let deadline = Instant::now() + deadline_after();
+    let halt = Halt {
+        cancel: &ctx.cancel,
+        deadline,
+    };
     let progress = |n: u64| {
         if let Some(pr) = &ctx.progress {
             pr.report(n);
@@ -585,7 +632,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         // never blocking).
         let opened = crate::fs::file::open_regular(&t).map(|(f, _)| f);
         let file = opened?;
-        let hits = search_one(Ok(file), &matcher, &p, context, max, &ctx.cancel);
+        let hits = search_one(Ok(file), &matcher, &p, context, max, &halt);
         searched += u64::from(hits.searched);
         if hits.binary {
             binary += 1;
@@ -645,7 +692,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                             &p,
                             context,
                             want,
-                            &ctx.cancel,
+                            &halt,
                         )
                     })
                     .collect()
@@ -671,6 +718,9 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     if ctx.cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
+    if stop.is_none() && Instant::now() >= deadline {
+        stop = Some(Stop::Deadline);
+    }
     let mut text = if reply.text.is_empty() {
         "No matches found".to_owned()
     } else {
@@ -695,7 +745,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     }
     match stop {
         Some(Stop::Deadline) => notes.push(format!(
-            "[truncated: the search stopped after {SEARCH_DEADLINE_SECS} s; not every file was searched; {narrow}]"
+            "[truncated: the search stopped after {:?}, its time limit; not every file was searched to the end; {narrow}]",
+            deadline_after()
         )),
         Some(Stop::Entries(n)) => notes.push(format!(
             "[truncated: the walk stopped after {n} entries (--max-entries); {narrow}]"

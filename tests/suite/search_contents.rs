@@ -592,3 +592,21 @@ fn memory_stays_bounded_on_huge_files() {
     eprintln!("search_file_contents: peak RSS {hwm} KiB");
     assert!(hwm < 100 * 1024, "peak RSS {hwm} KiB");
 }
+
+#[test]
+fn the_deadline_cuts_and_says_so() {
+    let env = TestEnv::new();
+    for i in 0..200 {
+        env.write(format!("d{}/f{i:03}.txt", i % 10), "TODO\n");
+    }
+    let opts = crate::util::Options::new().env("TULS_DEBUG_SEARCH_DEADLINE_MS", "0");
+    let server = Server::start_with(&args![env.root()], opts);
+    let r = search(&server, json!({"path": ".", "pattern": "TODO"}));
+    assert!(
+        r.text
+            .contains("[truncated: the search stopped after 0ns, its time limit"),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.structured.expect("structured")["truncated"], json!(true));
+}
