@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 /// A progress sink: called with the number of items (files, entries) done
 /// so far. It throttles itself: nothing is sent in the first
-/// [`Progress::QUIET`], then at most one report per [`Progress::EVERY`].
+/// [`Progress::QUIET`], then at most one report per [`Progress::EVERY`],
+/// and only a value larger than the last one sent.
 /// The edge ([`crate::mcp::server`]) turns reports into
 /// `notifications/progress`; the tools and the walks see only this.
 #[derive(Clone)]
@@ -21,6 +22,8 @@ pub struct Progress {
     every: Duration,
     /// Milliseconds after `started` of the last report sent (0: none yet).
     last_ms: Arc<AtomicU64>,
+    /// The last value sent: a report must grow (MCP: progress increases).
+    last_done: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Progress {
@@ -43,6 +46,7 @@ impl Progress {
             quiet: debug_now().unwrap_or(Self::QUIET),
             every: debug_now().unwrap_or(Self::EVERY),
             last_ms: Arc::new(AtomicU64::new(0)),
+            last_done: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -52,7 +56,7 @@ impl Progress {
         let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let quiet = self.quiet.as_millis() as u64;
         let every = self.every.as_millis() as u64;
-        if now < quiet {
+        if now < quiet || done <= self.last_done.load(Ordering::Relaxed) {
             return;
         }
         let last = self.last_ms.load(Ordering::Relaxed);
@@ -64,6 +68,7 @@ impl Progress {
             .last_ms
             .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
+            && self.last_done.fetch_max(done, Ordering::Relaxed) < done
         {
             (self.send)(done);
         }
@@ -105,9 +110,12 @@ mod tests {
         p.started = Instant::now()
             .checked_sub(Duration::from_secs(2))
             .expect("uptime");
-        for i in 0..1000 {
+        for i in 1..1000 {
             p.report(i);
         }
         assert_eq!(sent.load(Ordering::Relaxed), 1, "one report per slot");
+        p.last_ms.store(1, Ordering::Relaxed);
+        p.report(5);
+        assert_eq!(sent.load(Ordering::Relaxed), 1, "never a smaller value");
     }
 }

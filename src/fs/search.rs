@@ -84,6 +84,8 @@ pub struct Listing {
     /// Ignore files not used because they were over
     /// [`MAX_IGNORE_FILE_BYTES`].
     pub big_ignore_files: u64,
+    /// Directory entries the walk looked at.
+    pub seen: u64,
 }
 
 /// The ignore rules of one directory, and how to reach it from a path
@@ -403,6 +405,7 @@ pub fn list_files(
         files,
         stop,
         big_ignore_files: shared.big.into_inner(),
+        seen: shared.seen.into_inner() as u64,
     })
 }
 

@@ -175,17 +175,21 @@ impl ServerHandler for Server {
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
+        // Reports go through one channel to one task, so they reach the
+        // client in order; the task ends when the call drops its sink.
         let progress = context.meta.get_progress_token().map(|token| {
             let peer = context.peer.clone();
-            let runtime = tokio::runtime::Handle::current();
-            Progress::new(move |done| {
-                let peer = peer.clone();
-                let param = ProgressNotificationParam::new(token.clone(), done as f64);
-                runtime.spawn(async move {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+            tokio::spawn(async move {
+                while let Some(done) = rx.recv().await {
+                    let param = ProgressNotificationParam::new(token.clone(), done as f64);
                     if let Err(e) = peer.notify_progress(param).await {
                         tracing::debug!(error = %e, "progress notification not sent");
                     }
-                });
+                }
+            });
+            Progress::new(move |done| {
+                let _ = tx.send(done);
             })
         });
         match self

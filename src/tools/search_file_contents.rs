@@ -709,7 +709,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                     reply.add_file(&path, hits);
                 }
             }
-            progress(searched);
+            // Entries walked, then files searched: progress only grows.
+            progress(listing.seen + searched);
             if reply.done() {
                 break;
             }

@@ -529,6 +529,10 @@ fn progress_is_reported_when_asked() {
             }
         }
         assert!(!progress.is_empty(), "{tool}: no progress notification");
+        assert!(
+            progress.windows(2).all(|w| w[0] < w[1]),
+            "{tool}: progress must grow: {progress:?}"
+        );
         // Without a token, none.
         let resp = server.request("tools/call", json!({"name": tool, "arguments": args}));
         assert!(resp["result"]["isError"] != json!(true), "{resp}");
