@@ -322,6 +322,54 @@ pub fn open_listed(start: &OwnedFd, rel: &[u8]) -> std::io::Result<FdReader> {
     Err(std::io::Error::other("empty listed path"))
 }
 
+/// The last directory [`open_listed_in`] opened, to open its next file
+/// from (the listing is in path order, so neighbours share a directory).
+#[derive(Debug, Default)]
+pub struct DirCache(Option<(Vec<u8>, OwnedFd)>);
+
+/// [`open_listed`], opening the file from the cached directory when it is
+/// the file's parent (the cached fd was opened the same way, one
+/// component at a time with `O_NOFOLLOW`, so it is the same kind of handle).
+pub fn open_listed_in(
+    cache: &mut DirCache,
+    start: &OwnedFd,
+    rel: &[u8],
+) -> std::io::Result<FdReader> {
+    let Some(slash) = rel.iter().rposition(|&b| b == b'/') else {
+        return open_listed(start, rel);
+    };
+    let (parent, name) = (
+        rel.get(..slash).unwrap_or_default(),
+        rel.get(slash + 1..).unwrap_or_default(),
+    );
+    if name.is_empty() || name == b"." || name == b".." {
+        return Err(std::io::Error::other("bad listed name"));
+    }
+    if cache.0.as_ref().is_none_or(|(p, _)| p.as_slice() != parent) {
+        cache.0 = None;
+        let mut held: Option<OwnedFd> = None;
+        for comp in parent.split(|&b| b == b'/') {
+            if comp.is_empty() || comp == b"." || comp == b".." {
+                return Err(std::io::Error::other("bad listed name"));
+            }
+            let from = held.as_ref().map_or(start.as_fd(), |f| f.as_fd());
+            held = Some(rustix::fs::openat(
+                from,
+                OsStr::from_bytes(comp),
+                dir_flags(),
+                Mode::empty(),
+            )?);
+        }
+        if let Some(fd) = held {
+            cache.0 = Some((parent.to_vec(), fd));
+        }
+    }
+    match &cache.0 {
+        Some((_, dir)) => open_file_at(dir.as_fd(), OsStr::from_bytes(name)).map(FdReader),
+        None => Err(std::io::Error::other("no parent")),
+    }
+}
+
 /// A handle of its own on the directory `dir` (for `getdents`; cap-std's
 /// handles may be `O_PATH`).
 pub fn open_start(dir: &cap_std::fs::Dir, given: &str) -> Result<OwnedFd> {

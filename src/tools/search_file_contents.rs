@@ -520,10 +520,10 @@ impl<R: std::io::Read> std::io::Read for Stoppable<'_, R> {
 
 /// Searches one opened file.
 fn search_one<R: std::io::Read>(
+    searcher: &mut Searcher,
     reader: std::io::Result<R>,
     matcher: &RegexMatcher,
     p: &Params,
-    context: usize,
     want: u64,
     stop: &Halt<'_>,
 ) -> Hits {
@@ -543,7 +543,7 @@ fn search_one<R: std::io::Read>(
         cancel: stop.cancel,
     };
     let reader = Stoppable { inner, stop };
-    let res = searcher(p, context).search_reader(matcher, reader, &mut sink);
+    let res = searcher.search_reader(matcher, reader, &mut sink);
     sink.close();
     let mut hits = sink.hits;
     // A file cut by the stop is not "failed": the stop is reported itself.
@@ -632,7 +632,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         // never blocking).
         let opened = crate::fs::file::open_regular(&t).map(|(f, _)| f);
         let file = opened?;
-        let hits = search_one(Ok(file), &matcher, &p, context, max, &halt);
+        let mut s = searcher(&p, context);
+        let hits = search_one(&mut s, Ok(file), &matcher, &p, max, &halt);
         searched += u64::from(hits.searched);
         if hits.binary {
             binary += 1;
@@ -683,18 +684,22 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             let want = max - reply.taken.min(max);
             let results: Vec<Hits> = pool.install(|| {
                 use rayon::prelude::*;
+                // One searcher (and its buffers) per worker, not per file.
                 chunk
                     .par_iter()
-                    .map(|rel| {
-                        search_one(
-                            search::open_listed(&start, rel),
-                            &matcher,
-                            &p,
-                            context,
-                            want,
-                            &halt,
-                        )
-                    })
+                    .map_init(
+                        || (searcher(&p, context), search::DirCache::default()),
+                        |(s, dirs), rel| {
+                            search_one(
+                                s,
+                                search::open_listed_in(dirs, &start, rel),
+                                &matcher,
+                                &p,
+                                want,
+                                &halt,
+                            )
+                        },
+                    )
                     .collect()
             });
             for (rel, hits) in chunk.iter().zip(results) {
