@@ -16,6 +16,7 @@ if (!bin) {
 }
 const root = realpathSync(mkdtempSync(join(tmpdir(), "tuls-sdk-")));
 writeFileSync(join(root, "hello.txt"), "line1\nline2\nline3\n");
+writeFileSync(join(root, "todo.txt"), "a\nTODO one\nb\nTODO two\n");
 
 let passed = 0;
 let failed = 0;
@@ -36,7 +37,7 @@ check("initialize", client.getServerVersion()?.name === "tuls", JSON.stringify(c
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name);
-check("tools/list has 13 tools", names.length === 13, names.join(","));
+check("tools/list has 14 tools", names.length === 14, names.join(","));
 check("every tool has an outputSchema", tools.every((t) => t.outputSchema), "");
 
 // The SDK validates structuredContent against the cached outputSchema and
@@ -44,6 +45,30 @@ check("every tool has an outputSchema", tools.every((t) => t.outputSchema), "");
 const read = await client.callTool({ name: "read_text_file", arguments: { path: join(root, "hello.txt"), head: 2 } });
 check("read_text_file head", !read.isError && read.content[0].text === "line1\nline2", JSON.stringify(read));
 check("read_text_file structuredContent", read.structuredContent?.content === "line1\nline2", JSON.stringify(read.structuredContent));
+
+// search_file_contents carries its own structuredContent (the matches as
+// data); the SDK validates it against the tool's outputSchema.
+for (const outputMode of ["content", "files", "count"]) {
+  const found = await client.callTool({
+    name: "search_file_contents",
+    arguments: { path: root, pattern: "TODO", contextLines: 1, outputMode },
+  });
+  check(`search_file_contents ${outputMode}`, !found.isError && found.structuredContent?.content === found.content[0].text, JSON.stringify(found));
+  if (outputMode === "content") {
+    const m = found.structuredContent?.matches ?? [];
+    check(
+      "search_file_contents matches",
+      m.length === 2 && m[0].line === 2 && m[0].text === "TODO one" && m[0].before[0]?.text === "a" && m[1].line === 4,
+      JSON.stringify(found.structuredContent),
+    );
+  }
+  if (outputMode === "count") {
+    const f = found.structuredContent?.files ?? [];
+    check("search_file_contents count", f.length === 1 && f[0].count === 2, JSON.stringify(found.structuredContent));
+  }
+}
+const cut = await client.callTool({ name: "search_file_contents", arguments: { path: root, pattern: "TODO", maxResults: 1 } });
+check("search_file_contents cut", !cut.isError && cut.structuredContent?.truncated === true && /truncated/.test(cut.content[0].text), JSON.stringify(cut));
 
 const list = await client.callTool({ name: "list_directory_with_sizes", arguments: { path: root } });
 check("list_directory_with_sizes", !list.isError && list.content[0].text.includes("[FILE] hello.txt"), JSON.stringify(list));
