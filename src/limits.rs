@@ -165,11 +165,6 @@ pub const MAX_REGEX_DFA_BYTES: usize = 2 * 1024 * 1024;
 /// Memory stays O(1) in the file's size.
 pub const MAX_SEARCH_LINE_BUFFER: usize = 8 * 1024 * 1024;
 
-/// Characters of text one `search_file_contents` reply carries; the result
-/// is cut at a whole match group with a notice. (Local until the general
-/// reply budget, `--max-reply-chars`, lands; then this becomes that.)
-pub const MAX_SEARCH_REPLY_CHARS: usize = 60_000;
-
 /// Seconds one `search_file_contents` call may run; then it stops and
 /// returns what it found, marked as cut.
 pub const SEARCH_DEADLINE_SECS: u64 = 60;

@@ -20,12 +20,11 @@ use serde_json::{Value, json};
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::{Error, Result};
-use crate::fs::scope::join_display;
 use crate::fs::search::{self, Bounds, Filter, Stop};
 use crate::limits::{
     MAX_REGEX_BYTES, MAX_REGEX_COMPILED_BYTES, MAX_REGEX_DFA_BYTES, MAX_SEARCH_CONTEXT_LINES,
-    MAX_SEARCH_LINE_BUFFER, MAX_SEARCH_LINE_BYTES, MAX_SEARCH_REPLY_CHARS, MAX_SEARCH_RESULTS,
-    MAX_WALK_TEXT_BYTES, SEARCH_DEADLINE_SECS, SEARCH_DEFAULT_RESULTS,
+    MAX_SEARCH_LINE_BUFFER, MAX_SEARCH_LINE_BYTES, MAX_SEARCH_RESULTS, MAX_WALK_TEXT_BYTES,
+    SEARCH_DEADLINE_SECS, SEARCH_DEFAULT_RESULTS,
 };
 use crate::text::glob::{ExcludeStyle, Excludes};
 
@@ -161,6 +160,8 @@ struct Hits {
     failed: bool,
     /// Opened and searched.
     searched: bool,
+    /// Collection stopped because the matches outgrew the reply budget.
+    size_stopped: bool,
 }
 
 /// The sink: keeps what the mode needs, bounded.
@@ -170,6 +171,8 @@ struct Collect<'a> {
     want: u64,
     taken: u64,
     chars: usize,
+    /// The reply's character budget (see [`reply_chars`]).
+    max_chars: usize,
     cur: Vec<Line>,
     hits: Hits,
     cancel: &'a tokio_util::sync::CancellationToken,
@@ -226,7 +229,12 @@ impl Sink for Collect<'_> {
             OutputMode::Content => {
                 // One more than wanted tells the merge that there is more.
                 self.hits.count += 1;
-                if self.taken >= self.want || self.chars > MAX_SEARCH_REPLY_CHARS {
+                if self.taken >= self.want {
+                    return Ok(false);
+                }
+                if self.chars > self.max_chars {
+                    // More than one reply can carry: the reply says so.
+                    self.hits.size_stopped = true;
                     return Ok(false);
                 }
                 self.taken += 1;
@@ -337,6 +345,8 @@ struct Reply {
     max: u64,
     text: String,
     chars: usize,
+    /// The reply's character budget (see [`reply_chars`]).
+    max_chars: usize,
     items: Vec<Value>,
     /// Matches (content) or files (files, count) taken.
     taken: u64,
@@ -354,7 +364,7 @@ impl Reply {
     /// Appends `piece` (lines without the final newline) if it fits.
     fn fits(&mut self, piece: &str) -> bool {
         let n = piece.chars().count() + 1;
-        if self.chars + n > MAX_SEARCH_REPLY_CHARS {
+        if self.chars + n > self.max_chars {
             self.size_cut = true;
             return false;
         }
@@ -376,11 +386,12 @@ impl Reply {
                     self.max_cut = true;
                     return;
                 }
+                let shown = crate::text::fmt::printable(path);
                 let (line, item) = if self.mode == OutputMode::Files {
-                    (path.to_owned(), json!({"path": path}))
+                    (shown.into_owned(), json!({"path": path}))
                 } else {
                     (
-                        format!("{path}:{}", hits.count),
+                        format!("{shown}:{}", hits.count),
                         json!({"path": path, "count": hits.count}),
                     )
                 };
@@ -392,6 +403,7 @@ impl Reply {
             OutputMode::Content => {
                 let more =
                     hits.count > hits.groups.iter().flatten().filter(|l| l.is_match).count() as u64;
+                let size_stopped = hits.size_stopped;
                 for mut group in hits.groups {
                     if self.taken >= self.max {
                         self.max_cut = true;
@@ -423,12 +435,16 @@ impl Reply {
                 if more && self.taken >= self.max {
                     self.max_cut = true;
                 }
+                if size_stopped {
+                    self.size_cut = true;
+                }
             }
         }
     }
 
     /// Adds one group whole, or nothing (and the reply is cut).
     fn add_group(&mut self, path: &str, group: &[Line]) -> bool {
+        let shown = crate::text::fmt::printable(path);
         let mut piece = String::new();
         if self.context > 0 && !self.text.is_empty() {
             piece.push_str("--\n");
@@ -438,7 +454,7 @@ impl Reply {
                 piece.push('\n');
             }
             let sep = if l.is_match { ':' } else { '-' };
-            piece.push_str(&format!("{path}{sep}{}{sep}{}", l.number, l.text));
+            piece.push_str(&format!("{shown}{sep}{}{sep}{}", l.number, l.text));
         }
         if !self.fits(&piece) {
             return false;
@@ -494,6 +510,9 @@ fn matches_of(path: &str, group: &[Line], context: usize) -> Vec<Value> {
 struct Halt<'a> {
     cancel: &'a tokio_util::sync::CancellationToken,
     deadline: Instant,
+    /// The reply's character budget, which also bounds what one file's
+    /// matches may collect.
+    max_chars: usize,
 }
 
 impl Halt<'_> {
@@ -518,6 +537,17 @@ impl<R: std::io::Read> std::io::Read for Stoppable<'_, R> {
     }
 }
 
+/// The characters one reply may carry: the reply budget
+/// (`--max-reply-chars`) less room for the notices, or, with the budget off,
+/// the walk tools' own text bound.
+fn reply_chars(max_reply_chars: usize) -> usize {
+    if max_reply_chars == 0 {
+        crate::limits::MAX_WALK_TEXT_BYTES
+    } else {
+        max_reply_chars.saturating_sub(crate::limits::REPLY_NOTICE_RESERVE)
+    }
+}
+
 /// Searches one opened file.
 fn search_one<R: std::io::Read>(
     searcher: &mut Searcher,
@@ -535,6 +565,7 @@ fn search_one<R: std::io::Read>(
         want,
         taken: 0,
         chars: 0,
+        max_chars: stop.max_chars,
         cur: Vec::new(),
         hits: Hits {
             searched: true,
@@ -599,12 +630,16 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         .dir
         .metadata(t.rel())
         .map_err(|e| Error::io("scandir", &t.given, &e))?;
-    let base = join_display(&t.root.display, &t.segs);
-    let base = base.trim_end_matches('/').to_owned();
+    // Paths are printed under the client's own spelling of `path`, as
+    // search_files prints them.
+    let base = t.given.clone();
+    let prefix = super::search_files::client_prefix(&t.given);
     let deadline = Instant::now() + deadline_after();
+    let max_chars = reply_chars(ctx.limits.max_reply_chars);
     let halt = Halt {
         cancel: &ctx.cancel,
         deadline,
+        max_chars,
     };
     let progress = |n: u64| {
         if let Some(pr) = &ctx.progress {
@@ -617,6 +652,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         max,
         text: String::new(),
         chars: 0,
+        max_chars,
         items: Vec::new(),
         taken: 0,
         max_cut: false,
@@ -710,7 +746,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                 }
                 failed += u64::from(hits.failed);
                 if !reply.done() {
-                    let path = format!("{base}/{}", String::from_utf8_lossy(rel));
+                    let path = format!("{prefix}{}", String::from_utf8_lossy(rel));
                     reply.add_file(&path, hits);
                 }
             }
@@ -746,7 +782,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     }
     if reply.size_cut {
         notes.push(format!(
-            "[truncated: the reply reached its {MAX_SEARCH_REPLY_CHARS}-character limit at a whole match group; {narrow}, or use outputMode 'files' or 'count' first]"
+            "[truncated: the reply reached its {max_chars}-character limit (--max-reply-chars) at a whole match group; {narrow}, or use outputMode 'files' or 'count' first]"
         ));
     }
     match stop {
@@ -851,6 +887,7 @@ mod tests {
             max: 2,
             text: String::new(),
             chars: 0,
+            max_chars: reply_chars(crate::limits::MAX_REPLY_CHARS),
             items: Vec::new(),
             taken: 0,
             max_cut: false,
