@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::util::proc::status_kib;
 use crate::util::{CANARY_CONTENT, RawServer, Reply, Server, TestEnv};
 
 const TOOL: &str = "search_file_contents";
@@ -551,15 +552,6 @@ fn progress_is_reported_when_asked() {
 }
 
 /// A field of `/proc/<pid>/status` in KiB.
-fn status_kib(pid: u32, key: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("field")
-}
-
 #[test]
 #[ignore = "slow: searches 1 GiB sparse files and 160 MiB of lines in a debug build"]
 fn memory_stays_bounded_on_huge_files() {
