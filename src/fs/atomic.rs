@@ -397,7 +397,7 @@ impl Dest {
                 self.swap_back(tmp); // the caller removes the temp name
             } else if let Ok(st) =
                 rustix::fs::statat(&self.parent, self.leaf.as_str(), AtFlags::SYMLINK_NOFOLLOW)
-                && (st.st_dev, st.st_ino) == ours
+                && crate::fs::sys::dev_ino(&st) == ours
             {
                 let _ = rustix::fs::unlinkat(&self.parent, self.leaf.as_str(), AtFlags::empty());
             }
@@ -458,7 +458,7 @@ impl Dest {
             Err(e) => return Err(Error::io("open", given, &e.into())),
         };
         let st = rustix::fs::fstat(&fd).map_err(|e| Error::io("open", given, &e.into()))?;
-        if st.st_dev != old.dev || st.st_ino != old.ino {
+        if crate::fs::sys::dev_ino(&st) != (old.dev, old.ino) {
             return Err(changed());
         }
         Ok(fd)

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cap_std::fs::Dir;
 
 use crate::error::Error;
+use crate::fs::sys::dev_ino;
 
 /// One allowed directory: a capability handle plus the spellings clients use.
 #[derive(Debug)]
@@ -173,12 +174,6 @@ pub fn open(given: &Path) -> Result<Root, RootError> {
         dir: Arc::new(dir),
         origin,
     })
-}
-
-/// Device and inode, as `u64` on every architecture.
-#[allow(clippy::unnecessary_cast)] // `dev_t` and `ino_t` are not u64 everywhere
-fn dev_ino(st: &rustix::fs::Stat) -> (u64, u64) {
-    (st.st_dev as u64, st.st_ino as u64)
 }
 
 fn strip_trailing_slashes(s: &str) -> &str {

@@ -57,6 +57,13 @@ pub fn read_dir(
     Ok(())
 }
 
+/// The device and inode numbers of `st`, as one type on every platform
+/// (`st_dev` is a `u64` on Linux and an `i32` on macOS).
+#[allow(clippy::unnecessary_cast)] // not unnecessary on every platform
+pub fn dev_ino(st: &rustix::fs::Stat) -> (u64, u64) {
+    (st.st_dev as u64, st.st_ino as u64)
+}
+
 /// Whether `dir` lives on procfs, whose magic links tuls refuses to serve.
 #[cfg(target_os = "linux")]
 pub fn is_procfs(dir: &cap_std::fs::Dir) -> bool {

@@ -391,7 +391,7 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
             tracing::warn!(uri, "ignoring client root: cannot stat it");
             continue;
         };
-        let key = (st.st_dev, st.st_ino);
+        let key = crate::fs::sys::dev_ino(&st);
         let display = join_display(&t.root.display, &t.segs);
         if !named.insert((key.0, key.1, display.clone())) {
             tracing::debug!(uri, "ignoring client root: named twice");
