@@ -16,22 +16,7 @@
 use libfuzzer_sys::fuzz_target;
 use tuls::policy::Policy;
 
-/// The 13 tools and whether each is a write tool, from the table.
-const TOOLS: [(&str, bool); 13] = [
-    ("read_text_file", false),
-    ("read_media_file", false),
-    ("read_multiple_files", false),
-    ("write_file", true),
-    ("edit_file", true),
-    ("create_directory", true),
-    ("list_directory", false),
-    ("list_directory_with_sizes", false),
-    ("directory_tree", false),
-    ("move_file", true),
-    ("search_files", false),
-    ("get_file_info", false),
-    ("list_allowed_directories", false),
-];
+use tuls_fuzz::TOOLS;
 
 /// The tools a selector names, or `None` if it is not a valid selector.
 fn names(sel: &str) -> Option<Vec<&'static str>> {

@@ -47,23 +47,7 @@ use tuls::error::Error;
 use tuls::limits::Limits;
 use tuls::tools::{Ctx, Output};
 
-/// The tools and whether each writes: this target's own list, an oracle
-/// independent of tuls's tool table.
-const TOOLS: [(&str, bool); 13] = [
-    ("read_text_file", false),
-    ("read_media_file", false),
-    ("read_multiple_files", false),
-    ("write_file", true),
-    ("edit_file", true),
-    ("create_directory", true),
-    ("list_directory", false),
-    ("list_directory_with_sizes", false),
-    ("directory_tree", false),
-    ("move_file", true),
-    ("search_files", false),
-    ("get_file_info", false),
-    ("list_allowed_directories", false),
-];
+use tuls_fuzz::TOOLS;
 
 /// Runs the tool `name`; an unknown name fails as the server refuses it.
 fn dispatch(ctx: &Ctx, name: &str, args: Value) -> Result<Output, Error> {

@@ -13,6 +13,25 @@
 pub mod alphabet;
 pub mod fixture;
 
+/// Every tool and whether it writes, from the issues' tables: the targets'
+/// own list, an oracle independent of tuls's tool table.
+pub const TOOLS: [(&str, bool); 14] = [
+    ("read_text_file", false),
+    ("read_media_file", false),
+    ("read_multiple_files", false),
+    ("write_file", true),
+    ("edit_file", true),
+    ("create_directory", true),
+    ("list_directory", false),
+    ("list_directory_with_sizes", false),
+    ("directory_tree", false),
+    ("move_file", true),
+    ("search_files", false),
+    ("search_file_contents", false),
+    ("get_file_info", false),
+    ("list_allowed_directories", false),
+];
+
 /// Whether `TULS_FUZZ_TRACE` is set: the targets then print each decoded
 /// input and its outcome to stderr (for reading seeds and crashes, not for
 /// fuzzing).
