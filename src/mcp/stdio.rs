@@ -68,9 +68,9 @@ enum Mirror<'a> {
 /// frame twice ([`Splice`]); shorter ones go straight through serde.
 const SPLICE_MIN_BYTES: usize = 4096;
 
-/// The escaped-text buffer is kept for the next reply up to this capacity
-/// (so a run of large reads does not fault a fresh buffer in each time);
-/// a larger one is freed after its reply.
+/// The escaped-text buffer is kept for the next reply when it held at most
+/// this many bytes (so a run of large reads does not fault a fresh buffer
+/// in each time); a larger one is freed after its reply.
 const KEEP_ESCAPED_BYTES: usize = 32 << 20;
 
 /// Scratch space the writer reuses: a large text reply is escaped once
@@ -141,14 +141,18 @@ impl Splice {
         };
         drop(item);
         self.escaped.clear();
+        // Room for a text with an escape in every fourth byte: only the
+        // pages written to become resident, and the buffer is not moved
+        // (and faulted in afresh) as it grows.
+        self.escaped.reserve(text.len() + text.len() / 4 + 2);
         crate::text::json::escape_into(&mut self.escaped, &text);
-        drop(text);
+        crate::fs::file::give_back(text.into_bytes());
         out.write_all(head)?;
         out.write_all(&self.escaped)?;
         out.write_all(middle)?;
         out.write_all(&self.escaped)?;
         out.write_all(tail)?;
-        if self.escaped.capacity() > KEEP_ESCAPED_BYTES {
+        if self.escaped.len() > KEEP_ESCAPED_BYTES {
             self.escaped = Vec::new();
         }
         Ok(None)
@@ -287,7 +291,15 @@ pub fn serve(
     result
 }
 
+/// The pipe buffer asked for when stdout is a pipe (Linux lets any process
+/// raise its pipes to 1 MiB, `/proc/sys/fs/pipe-max-size`): a large reply
+/// then crosses in a few wake-ups of the client instead of one per 64 KiB.
+const PIPE_BYTES: usize = 1 << 20;
+
 fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
+    // Not a pipe, or a lower limit: the kernel's default stays, which is
+    // only slower.
+    let _ = rustix::pipe::fcntl_setpipe_size(std::io::stdout(), PIPE_BYTES);
     let mut out = Counted::new(std::io::BufWriter::with_capacity(
         64 * 1024,
         std::io::stdout().lock(),
