@@ -72,6 +72,14 @@ pub fn set_walk_threads(n: usize) {
     WALK_THREADS.store(n, Ordering::Relaxed);
 }
 
+/// The CPU count given to [`set_walk_threads`] (2 when it was not called).
+pub fn walk_threads() -> usize {
+    match WALK_THREADS.load(Ordering::Relaxed) {
+        0 => 2,
+        n => n,
+    }
+}
+
 /// The walk threads: one per CPU (as set by [`set_walk_threads`]; rayon's
 /// default when unset, as in unit tests), with big stacks.
 fn pool() -> Option<&'static rayon::ThreadPool> {
