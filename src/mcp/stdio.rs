@@ -402,6 +402,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Some(i) => (avail.get(..i).unwrap_or(&[]), i + 1, true),
                 None => (avail, avail.len(), false),
             };
+            if done && self.buf.is_empty() && !self.oversized && chunk.len() <= self.max {
+                // The common case: the whole line is in the read buffer;
+                // one allocation of its exact size.
+                let line = chunk.to_vec();
+                self.reader.consume(used);
+                return Ok(Some(Line::Complete(line)));
+            }
             if !self.oversized && self.buf.len() + chunk.len() > self.max {
                 self.oversized = true;
                 let keep = ID_PREFIX.saturating_sub(self.buf.len()).min(chunk.len());
