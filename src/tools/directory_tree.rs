@@ -88,6 +88,10 @@ impl ParVisitor for Exclude<'_> {
     fn full(&self) -> bool {
         self.budget.is_full()
     }
+
+    fn wants_rel(&self) -> bool {
+        !self.excludes.is_empty()
+    }
 }
 
 /// Serializes walk items as the reference's `{name, type, children}` nodes,
