@@ -211,6 +211,44 @@ pub enum Error {
         reason: crate::text::edit::EditError,
     },
     /// The client cancelled the request.
+    /// A `search_file_contents` pattern that is not a valid regex.
+    #[error("Invalid regular expression: {reason}")]
+    InvalidRegex {
+        /// What the regex parser said.
+        reason: String,
+    },
+    /// A `search_file_contents` pattern whose compiled form is too big.
+    #[error(
+        "Regular expression too big: it compiles to more than {limit} bytes; use a shorter pattern (fewer alternatives or smaller repetitions) or literal: true"
+    )]
+    RegexTooBig {
+        /// The compiled-size limit.
+        limit: usize,
+    },
+    /// A `search_file_contents` pattern longer than the limit as written.
+    #[error("Regular expression too long: {len} bytes, the limit is {limit}")]
+    RegexTooLong {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A numeric argument outside its bounds.
+    #[error(
+        "Invalid arguments for tool {tool}: {field} is {given}, it must be between {min} and {max}"
+    )]
+    ArgumentOutOfRange {
+        /// The tool called.
+        tool: &'static str,
+        /// The argument.
+        field: &'static str,
+        /// What was given.
+        given: u64,
+        /// The least allowed.
+        min: u64,
+        /// The most allowed.
+        max: u64,
+    },
     #[error("The request was cancelled")]
     Cancelled,
     /// The client did not answer `roots/list` in time.

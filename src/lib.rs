@@ -13,8 +13,8 @@
 //!
 //! Beside them: [`text`] (pure code: edit matching, the diff, globs,
 //! formatting), [`error`] (the one error type), [`policy`] (selectors),
-//! [`limits`] (every bound), [`cli`] and [`run`] (startup), [`log`] (the one
-//! log format).
+//! [`limits`] (every bound), [`progress`] (throttled progress reports),
+//! [`cli`] and [`run`] (startup), [`log`] (the one log format).
 #![forbid(unsafe_code)]
 
 #[cfg(windows)]
@@ -31,6 +31,7 @@ pub mod limits;
 pub mod log;
 pub mod mcp;
 pub mod policy;
+pub mod progress;
 pub mod run;
 pub mod sync;
 pub mod text;

@@ -136,6 +136,43 @@ pub const MAX_CALLS_IN_FLIGHT: usize = 64;
 /// beyond this queue.
 pub const MAX_BLOCKING_THREADS: usize = 32;
 
+/// Matches (`content` mode) or files (`files`, `count`) that one
+/// `search_file_contents` call returns when `maxResults` is not given.
+pub const SEARCH_DEFAULT_RESULTS: usize = 200;
+
+/// The most `maxResults` may ask of one `search_file_contents` call.
+pub const MAX_SEARCH_RESULTS: usize = 5000;
+
+/// Context lines before and after a match, at most (`contextLines`).
+pub const MAX_SEARCH_CONTEXT_LINES: usize = 10;
+
+/// Bytes of one line printed by `search_file_contents`; a longer line is
+/// cut at a character boundary and marked.
+pub const MAX_SEARCH_LINE_BYTES: usize = 500;
+
+/// Bytes of a `search_file_contents` regular expression as written.
+pub const MAX_REGEX_BYTES: usize = 8 * 1024;
+
+/// Bytes the compiled regular expression may take (`regex`'s
+/// `size_limit`); a bigger pattern is refused with a clear error.
+pub const MAX_REGEX_COMPILED_BYTES: usize = 1024 * 1024;
+
+/// Bytes of the regular expression's lazy DFA cache (`dfa_size_limit`).
+pub const MAX_REGEX_DFA_BYTES: usize = 2 * 1024 * 1024;
+
+/// Heap one file's search may use for its line buffer: a single line
+/// longer than this is not searched past (the file is reported as cut).
+/// Memory stays O(1) in the file's size.
+pub const MAX_SEARCH_LINE_BUFFER: usize = 8 * 1024 * 1024;
+
+/// Seconds one `search_file_contents` call may run; then it stops and
+/// returns what it found, marked as cut.
+pub const SEARCH_DEADLINE_SECS: u64 = 60;
+
+/// Bytes of one `.gitignore`, `.ignore` or `.git/info/exclude` file read by
+/// `search_file_contents`; a bigger one is not used (and the reply says so).
+pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
+
 /// The limits in force for one server, defaulting to the constants above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -4,7 +4,8 @@
 
 mod malloc;
 
-fn main() -> std::process::ExitCode {
+/// Also the `tuls-mcp` binary's `main` (python/tuls-mcp.rs), for the wheel.
+pub fn main() -> std::process::ExitCode {
     // First, while the process has one thread.
     malloc::tune();
     tuls::run::main(tuls::run::Hooks {

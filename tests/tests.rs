@@ -36,6 +36,7 @@ mod suite {
     mod root_moved;
     mod roots;
     mod roots_rules;
+    mod search_contents;
     mod spelling;
     mod startup_checks;
     mod write;

@@ -2,19 +2,21 @@
 // connect, list tools, call a read tool (the SDK validates the result
 // against the tool's outputSchema) and a write tool, and check the results.
 // Usage: node check.mjs /path/to/tuls
+//        node check.mjs CMD [ARG...]   (runs `CMD ARG... filesystem ROOT`, e.g. `npx tuls-mcp`)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { mkdtempSync, writeFileSync, readFileSync, realpathSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const bin = process.argv[2];
+const [bin, ...prefixArgs] = process.argv.slice(2);
 if (!bin) {
-  console.error("usage: node check.mjs /path/to/tuls");
+  console.error("usage: node check.mjs /path/to/tuls | CMD [ARG...]");
   process.exit(2);
 }
 const root = realpathSync(mkdtempSync(join(tmpdir(), "tuls-sdk-")));
 writeFileSync(join(root, "hello.txt"), "line1\nline2\nline3\n");
+writeFileSync(join(root, "todo.txt"), "a\nTODO one\nb\nTODO two\n");
 
 let passed = 0;
 let failed = 0;
@@ -28,14 +30,14 @@ function check(name, cond, detail) {
   }
 }
 
-const transport = new StdioClientTransport({ command: bin, args: ["filesystem", root], stderr: "inherit" });
+const transport = new StdioClientTransport({ command: bin, args: [...prefixArgs, "filesystem", root], stderr: "inherit" });
 const client = new Client({ name: "tuls-ci-sdk-check", version: "1.0.0" });
 await client.connect(transport);
 check("initialize", client.getServerVersion()?.name === "tuls", JSON.stringify(client.getServerVersion()));
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name);
-check("tools/list has 13 tools", names.length === 13, names.join(","));
+check("tools/list has 14 tools", names.length === 14, names.join(","));
 check("every tool has an outputSchema", tools.every((t) => t.outputSchema), "");
 
 // The SDK validates structuredContent against the cached outputSchema and
@@ -43,6 +45,30 @@ check("every tool has an outputSchema", tools.every((t) => t.outputSchema), "");
 const read = await client.callTool({ name: "read_text_file", arguments: { path: join(root, "hello.txt"), head: 2 } });
 check("read_text_file head", !read.isError && read.content[0].text === "line1\nline2", JSON.stringify(read));
 check("read_text_file structuredContent", read.structuredContent?.content === "line1\nline2", JSON.stringify(read.structuredContent));
+
+// search_file_contents carries its own structuredContent (the matches as
+// data); the SDK validates it against the tool's outputSchema.
+for (const outputMode of ["content", "files", "count"]) {
+  const found = await client.callTool({
+    name: "search_file_contents",
+    arguments: { path: root, pattern: "TODO", contextLines: 1, outputMode },
+  });
+  check(`search_file_contents ${outputMode}`, !found.isError && found.structuredContent?.content === found.content[0].text, JSON.stringify(found));
+  if (outputMode === "content") {
+    const m = found.structuredContent?.matches ?? [];
+    check(
+      "search_file_contents matches",
+      m.length === 2 && m[0].line === 2 && m[0].text === "TODO one" && m[0].before[0]?.text === "a" && m[1].line === 4,
+      JSON.stringify(found.structuredContent),
+    );
+  }
+  if (outputMode === "count") {
+    const f = found.structuredContent?.files ?? [];
+    check("search_file_contents count", f.length === 1 && f[0].count === 2, JSON.stringify(found.structuredContent));
+  }
+}
+const cut = await client.callTool({ name: "search_file_contents", arguments: { path: root, pattern: "TODO", maxResults: 1 } });
+check("search_file_contents cut", !cut.isError && cut.structuredContent?.truncated === true && /truncated/.test(cut.content[0].text), JSON.stringify(cut));
 
 const list = await client.callTool({ name: "list_directory_with_sizes", arguments: { path: root } });
 check("list_directory_with_sizes", !list.isError && list.content[0].text.includes("[FILE] hello.txt"), JSON.stringify(list));

@@ -273,6 +273,7 @@ fn tight() -> Limits {
 fn reply_text(out: &Output) -> String {
     match out {
         Output::Text(s) => s.clone(),
+        Output::Structured { text, data } => format!("{text}\n{data}"),
         Output::Media(v) => {
             let mut s = v.to_string();
             for b64 in [&v["data"], &v["resource"]["blob"]] {
@@ -303,6 +304,7 @@ fn call(env: &Env, name: &str, args: Value, header: u8) {
             Limits::default()
         },
         cancel,
+        progress: None,
     };
     let args_text = args.to_string();
     let fail_closed = ["write_file", "edit_file", "move_file"].contains(&name);
@@ -400,6 +402,7 @@ fuzz_target!(|data: &[u8]| {
             scope: env.fx.scope.snapshot(),
             limits: Limits::default(),
             cancel: CancellationToken::new(),
+            progress: None,
         };
         let out = dispatch(&ctx, "read_text_file", json!({"path": "sub/up/file.txt"}));
         assert!(

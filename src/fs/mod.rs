@@ -3,7 +3,8 @@
 //! Owns: the allowed roots ([`roots`], the one ambient-authority site), the
 //! one resolver from a client path to a [`scope::Target`] ([`scope`]),
 //! opening and reading regular files ([`file`](mod@file)), listing and walking
-//! directories without following symlinks ([`walk`], [`tree`]), the one
+//! directories without following symlinks ([`walk`], [`tree`]), the walk
+//! of a content search with its ignore files ([`search`]), the one
 //! writer ([`atomic`]), Landlock ([`sandbox`]), and the platform split
 //! ([`sys`]: Linux and the portable, macOS backend).
 //! May touch: the root `Dir` handles, and nothing by an ambient path after
@@ -14,6 +15,7 @@ pub mod file;
 pub mod roots;
 pub mod sandbox;
 pub mod scope;
+pub mod search;
 pub mod sys;
 pub mod tree;
 pub mod walk;

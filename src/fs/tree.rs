@@ -86,8 +86,9 @@ pub fn walk_threads() -> usize {
 }
 
 /// The walk threads: one per CPU (as set by [`set_walk_threads`]; rayon's
-/// default when unset, as in unit tests), with big stacks.
-fn pool() -> Option<&'static rayon::ThreadPool> {
+/// default when unset, as in unit tests), with big stacks. The content
+/// search uses them too.
+pub(crate) fn pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
@@ -177,6 +178,9 @@ fn walk_dir<V: ParVisitor>(
     // Claim this directory's entries against the shared cap.
     let n = entries.len();
     let before = shared.visited.fetch_add(n, Ordering::Relaxed);
+    if let Some(p) = &shared.limits.progress {
+        p.report((before + n) as u64);
+    }
     let allowed = shared.limits.max_entries.saturating_sub(before).min(n);
     if allowed < n {
         shared.entries_cut.store(true, Ordering::Relaxed);

@@ -146,4 +146,6 @@ pub struct WalkLimits {
     pub max_depth: usize,
     /// Stops the walk when cancelled.
     pub cancel: CancellationToken,
+    /// Told the number of entries seen so far, when the client asked.
+    pub progress: Option<crate::progress::Progress>,
 }

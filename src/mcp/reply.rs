@@ -24,6 +24,14 @@ pub fn tool_result(result: Result<Output, Error>) -> CallToolResult {
                 "cannot build media block: {e}"
             )))),
         },
+        Ok(Output::Structured { text, mut data }) => {
+            if let Some(obj) = data.as_object_mut() {
+                obj.insert("content".to_owned(), json!(text));
+            }
+            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+            r.structured_content = Some(data);
+            r
+        }
         Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
     }
 }
@@ -57,6 +65,20 @@ mod tests {
         let r = tool_result(Err(Error::Cancelled));
         assert_eq!(r.is_error, Some(true));
         assert!(!mirrors(&r));
+        assert_eq!(with_structured_content(r.clone()), r);
+    }
+
+    #[test]
+    fn structured_results_carry_their_own_data() {
+        let r = tool_result(Ok(Output::Structured {
+            text: "t".into(),
+            data: json!({"matches": []}),
+        }));
+        assert!(!mirrors(&r));
+        assert_eq!(
+            r.structured_content,
+            Some(json!({"content": "t", "matches": []}))
+        );
         assert_eq!(with_structured_content(r.clone()), r);
     }
 

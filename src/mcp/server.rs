@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -29,7 +29,7 @@ use crate::error::Error;
 use crate::fs::scope::Scope;
 use crate::limits::{Limits, MAX_CALLS_IN_FLIGHT};
 use crate::policy::Policy;
-use crate::tools::{self, Ctx};
+use crate::tools::{self, Ctx, Progress};
 
 /// The tuls filesystem MCP server.
 #[derive(Clone)]
@@ -142,8 +142,9 @@ impl Server {
         name: &str,
         args: Value,
         cancel: CancellationToken,
+        progress: Option<Progress>,
     ) -> Option<CallToolResult> {
-        self.run(name, args, cancel).await.map(|(r, _)| r)
+        self.run(name, args, cancel, progress).await.map(|(r, _)| r)
     }
 
     /// [`Server::call`], also returning the reply budget reserved for the
@@ -154,6 +155,7 @@ impl Server {
         name: &str,
         args: Value,
         cancel: CancellationToken,
+        progress: Option<Progress>,
     ) -> Option<(CallToolResult, Option<Reservation>)> {
         let tool = tools::find(name).filter(|t| self.inner.policy.is_enabled(t.name))?;
         if let Err(e) = self.inner.roots.wait_ready().await {
@@ -168,6 +170,7 @@ impl Server {
             scope: self.inner.scope.snapshot(),
             limits: self.inner.limits,
             cancel,
+            progress,
         };
         let joined = self
             .inner
@@ -249,7 +252,27 @@ impl ServerHandler for Server {
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
-        match self.run(&request.name, args, context.ct.clone()).await {
+        // Reports go through one channel to one task, so they reach the
+        // client in order; the task ends when the call drops its sink.
+        let progress = context.meta.get_progress_token().map(|token| {
+            let peer = context.peer.clone();
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+            tokio::spawn(async move {
+                while let Some(done) = rx.recv().await {
+                    let param = ProgressNotificationParam::new(token.clone(), done as f64);
+                    if let Err(e) = peer.notify_progress(param).await {
+                        tracing::debug!(error = %e, "progress notification not sent");
+                    }
+                }
+            });
+            Progress::new(move |done| {
+                let _ = tx.send(done);
+            })
+        });
+        match self
+            .run(&request.name, args, context.ct.clone(), progress)
+            .await
+        {
             Some((r, reservation)) => {
                 if let Some(res) = reservation {
                     self.inner.flow.hold(&context.id, res, held_bytes(&r));

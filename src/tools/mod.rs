@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::fs::scope::Snapshot;
 use crate::limits::Limits;
+pub use crate::progress::Progress;
 
 pub mod create_directory;
 pub mod directory_tree;
@@ -30,6 +31,7 @@ pub mod move_file;
 pub mod read_media_file;
 pub mod read_multiple_files;
 pub mod read_text_file;
+pub mod search_file_contents;
 pub mod search_files;
 pub mod write_file;
 
@@ -46,6 +48,7 @@ pub const TOOLS: &[Tool] = &[
     directory_tree::TOOL,
     move_file::TOOL,
     search_files::TOOL,
+    search_file_contents::TOOL,
     get_file_info::TOOL,
     list_allowed_directories::TOOL,
 ];
@@ -100,6 +103,9 @@ pub enum OutputKind {
     Text,
     /// One media block (image, audio or embedded resource).
     Media,
+    /// One text block, and `structuredContent` with the same result as
+    /// data (`search_file_contents`).
+    Search,
 }
 
 /// One tool, declared once.
@@ -133,6 +139,9 @@ pub struct Ctx {
     pub limits: Limits,
     /// Cancelled when the client cancels the request.
     pub cancel: CancellationToken,
+    /// Where a long walk or search reports how far it got, when the client
+    /// asked for progress (its request carried a `progressToken`).
+    pub progress: Option<Progress>,
 }
 
 impl Ctx {
@@ -142,6 +151,7 @@ impl Ctx {
             max_entries: self.limits.max_walk_entries,
             max_depth: self.limits.max_walk_depth,
             cancel: self.cancel.clone(),
+            progress: self.progress.clone(),
         }
     }
 }
@@ -154,6 +164,14 @@ pub enum Output {
     /// One media content block (image, audio or embedded resource);
     /// `structuredContent` is `{"content": [block]}`.
     Media(Value),
+    /// One text block, and `structuredContent` is `data` (an object) with
+    /// `"content": text` added.
+    Structured {
+        /// The text block.
+        text: String,
+        /// The rest of `structuredContent`.
+        data: Value,
+    },
 }
 
 /// An `offset` argument of a listing, tree or search: how many entries or
@@ -245,6 +263,7 @@ pub fn tool_json(tool: &Tool) -> Value {
     let output = match tool.output {
         OutputKind::Text => text_output_schema(),
         OutputKind::Media => media_output_schema(),
+        OutputKind::Search => search_file_contents::output_schema(),
     };
     json!({
         "name": tool.name,

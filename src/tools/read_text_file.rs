@@ -169,6 +169,19 @@ fn range_notice(
     }
 }
 
+/// The start of a first line that alone outgrows the budget, with the
+/// notice that says so and where the next line starts.
+fn first_line_cut(budget: &ReplyBudget, text: &str, room: usize) -> String {
+    let mut out = cut_chars(text, room).to_owned();
+    let notice = format!(
+        "{}: line 1 alone is longer than that, only its first {} characters are shown; the next line is offset: 2]",
+        budget.cut_words(),
+        chars(&out)
+    );
+    append_notice(&mut out, &notice);
+    out
+}
+
 /// A whole-file read cut to the budget at a line end.
 fn cut_whole(budget: &ReplyBudget, text: String) -> String {
     if budget.fits_text(&text) {
@@ -177,14 +190,7 @@ fn cut_whole(budget: &ReplyBudget, text: String) -> String {
     let room = budget.room();
     let (kept, n) = whole_lines(&text, room);
     if n == 0 {
-        let mut out = cut_chars(&text, room).to_owned();
-        let notice = format!(
-            "{}: line 1 alone is longer than that, only its first {} characters are shown; the next line is offset: 2]",
-            budget.cut_words(),
-            chars(&out)
-        );
-        append_notice(&mut out, &notice);
-        return out;
+        return first_line_cut(budget, &text, room);
     }
     let mut out = kept.to_owned();
     let notice = format!(
@@ -204,14 +210,7 @@ fn cut_head(budget: &ReplyBudget, text: String, asked: u64) -> String {
     let room = budget.room();
     let (kept, n) = whole_lines(&text, room);
     if n == 0 {
-        let mut out = cut_chars(&text, room).to_owned();
-        let notice = format!(
-            "{}: line 1 alone is longer than that, only its first {} characters are shown; the next line is offset: 2]",
-            budget.cut_words(),
-            chars(&out)
-        );
-        append_notice(&mut out, &notice);
-        return out;
+        return first_line_cut(budget, &text, room);
     }
     let mut out = kept.strip_suffix('\n').unwrap_or(kept).to_owned();
     let notice = format!(

@@ -115,7 +115,7 @@ fn flatten(items: Vec<Item<Option<String>>>, out: &mut Vec<String>) {
 /// stays as written, and a relative `path` gives relative matches; each
 /// printed path, sent back, names the match. An empty `path` (the first
 /// root) gives bare relative matches.
-fn client_prefix(given: &str) -> String {
+pub(super) fn client_prefix(given: &str) -> String {
     if given.is_empty() {
         return String::new();
     }

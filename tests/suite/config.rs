@@ -11,7 +11,7 @@ use crate::util::{
 };
 
 /// Every valid selector, in the order the error lists them.
-const VALID: [&str; 16] = [
+const VALID: [&str; 17] = [
     "filesystem",
     "filesystem.read",
     "filesystem.write",
@@ -26,6 +26,7 @@ const VALID: [&str; 16] = [
     "filesystem/directory_tree",
     "filesystem/move_file",
     "filesystem/search_files",
+    "filesystem/search_file_contents",
     "filesystem/get_file_info",
     "filesystem/list_allowed_directories",
 ];
@@ -282,7 +283,7 @@ fn print_config_prints_the_effective_configuration_as_json_and_exits_0() {
         "3",
     ]);
     let tools = strings(&implementation["enabledTools"]);
-    assert_eq!(tools.len(), 12, "{tools:?}");
+    assert_eq!(tools.len(), 13, "{tools:?}");
     assert!(!tools.iter().any(|t| t == "move_file"), "{tools:?}");
     assert!(tools.iter().any(|t| t == "write_file"), "{tools:?}");
     assert_eq!(implementation["clientRoots"], false);
@@ -290,7 +291,7 @@ fn print_config_prints_the_effective_configuration_as_json_and_exits_0() {
     assert_eq!(implementation["limits"]["rootsWaitSecs"], 3);
 
     let everything = print_config(&args![env.root()]);
-    assert_eq!(strings(&everything["enabledTools"]).len(), 13);
+    assert_eq!(strings(&everything["enabledTools"]).len(), 14);
 
     // The Landlock status reflects whether write tools are enabled (when
     // Landlock is active at all) and --no-landlock.
@@ -348,13 +349,15 @@ fn startup_prints_the_roots_tools_and_landlock_lines_on_stderr() {
     // A session with every tool says so.
     let server = Server::start(&args![env.root()]);
     assert!(
-        wait_until(default_timeout(), || server.stderr().lines().any(|l| l
+        wait_until(default_timeout(), || {
+            server.stderr().lines().any(|l| l
             .starts_with(
                 "tuls: tools: read_text_file, read_media_file, read_multiple_files, write_file,"
             )
             && l.ends_with(
-                "move_file, search_files, get_file_info, list_allowed_directories"
-            ))),
+                "move_file, search_files, search_file_contents, get_file_info, list_allowed_directories"
+            ))
+        }),
         "{}",
         server.stderr()
     );

@@ -2,6 +2,7 @@
 //! anything outside the roots. Each runs every read tool on each attempt
 //! (read_text_file whole/head/tail, read_media_file, read_multiple_files,
 //! list_directory, list_directory_with_sizes, directory_tree, search_files,
+//! search_file_contents,
 //! get_file_info), checks the exact refusal where one is specified, and
 //! checks that no reply carries anything from outside: no canary content
 //! (plain or base64), no outside entry name, size, permission bits or
@@ -178,6 +179,10 @@ fn calls(p: &str) -> Vec<(&'static str, Value)> {
         ("list_directory_with_sizes", json!({ "path": p })),
         ("directory_tree", json!({ "path": p })),
         ("search_files", json!({"path": p, "pattern": "**"})),
+        (
+            "search_file_contents",
+            json!({"path": p, "pattern": ".", "hidden": true, "noIgnore": true, "binary": true}),
+        ),
         ("get_file_info", json!({ "path": p })),
     ]
 }
@@ -245,6 +250,14 @@ fn assert_root_views(
         (
             "search_files",
             json!({"path": ".", "pattern": "**/*canary*"}),
+        ),
+        (
+            "search_file_contents",
+            json!({"path": root, "pattern": ".", "hidden": true, "noIgnore": true, "binary": true}),
+        ),
+        (
+            "search_file_contents",
+            json!({"path": ".", "pattern": "(?i)canary|secret|q", "outputMode": "count"}),
         ),
     ] {
         let reply = server.call(tool, args.clone());
@@ -841,7 +854,9 @@ fn fifo_does_not_block() {
             let refusal = format!("Refusing to open '{p}': it is a {kind}, not a regular file");
             for (tool, reply) in probe(server, p, &forbidden) {
                 match tool {
-                    "read_text_file" | "read_media_file" => {
+                    // search_file_contents takes one file too, and refuses
+                    // a FIFO as the read tools do.
+                    "read_text_file" | "read_media_file" | "search_file_contents" => {
                         assert!(reply.is_error, "[{mode}] {tool} {p}");
                         assert_eq!(reply.text, refusal, "[{mode}] {tool} {p}");
                     }

@@ -101,7 +101,7 @@ fn implementation_without_moves_lists_twelve_tools_and_refuses_move_file() {
     ]);
 
     let listed = server.tool_names();
-    assert_eq!(listed.len(), 12, "{listed:?}");
+    assert_eq!(listed.len(), 13, "{listed:?}");
     assert!(!listed.iter().any(|t| t == "move_file"), "{listed:?}");
     let mut expected: Vec<&str> = READ_TOOLS.to_vec();
     expected.extend(["write_file", "edit_file", "create_directory"]);
@@ -192,7 +192,7 @@ fn deny_beats_allow_whatever_the_order() {
 }
 
 #[test]
-fn allow_filesystem_and_no_allow_enable_all_thirteen_tools() {
+fn allow_filesystem_and_no_allow_enable_all_fourteen_tools() {
     let env = env();
     let everything = {
         let mut v: Vec<&str> = READ_TOOLS.to_vec();
@@ -220,7 +220,7 @@ fn deny_of_a_single_tool_removes_only_that_tool() {
     let env = env();
     let server = Server::start(&args![env.root(), "--deny", "filesystem/write_file"]);
     let listed = server.tool_names();
-    assert_eq!(listed.len(), 12, "{listed:?}");
+    assert_eq!(listed.len(), 13, "{listed:?}");
     assert!(!listed.iter().any(|t| t == "write_file"));
     let before = env.snapshot("");
     assert_refused_like_unknown(&server, "write_file", write_args(&env, "write_file"));
@@ -232,7 +232,7 @@ fn deny_of_a_single_tool_removes_only_that_tool() {
         "--deny",
         "filesystem/list_allowed_directories"
     ]);
-    assert_eq!(server.tool_names().len(), 12);
+    assert_eq!(server.tool_names().len(), 13);
     assert_refused_like_unknown(&server, "list_allowed_directories", json!({}));
 }
 

@@ -1,4 +1,4 @@
-//! MCP-level behaviour over stdio: `tools/list` (13 tools, annotations,
+//! MCP-level behaviour over stdio: `tools/list` (14 tools, annotations,
 //! strict input schemas, output schemas), `structuredContent` mirroring the
 //! text, unknown fields refused without effect, unknown or disabled tools as
 //! JSON-RPC -32602, concurrent calls, the two protocol versions, and stdout
@@ -58,7 +58,7 @@ fn assert_closed_objects(tool: &str, at: &str, schema: &Value) {
 }
 
 #[test]
-fn tools_list_has_thirteen_tools_with_annotations_and_strict_schemas() {
+fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
     let env = TestEnv::new();
     let mut raw = raw_session(&env, &[]);
     let tools = tools_list(&mut raw);
@@ -88,6 +88,10 @@ fn tools_list_has_thirteen_tools_with_annotations_and_strict_schemas() {
         ("directory_tree", ("Directory Tree", true, true, None)),
         ("move_file", ("Move File", false, false, Some(true))),
         ("search_files", ("Search Files", true, true, None)),
+        (
+            "search_file_contents",
+            ("Search File Contents", true, true, None),
+        ),
         ("get_file_info", ("Get File Info", true, true, None)),
         (
             "list_allowed_directories",
@@ -138,11 +142,13 @@ fn tools_list_has_thirteen_tools_with_annotations_and_strict_schemas() {
 
         let output = &tool["outputSchema"];
         assert_eq!(output["type"], json!("object"), "{name}: outputSchema");
-        assert_eq!(
-            output["required"],
-            json!(["content"]),
-            "{name}: outputSchema"
-        );
+        // search_file_contents adds its results as data beside the text.
+        let required = if name == "search_file_contents" {
+            json!(["content", "filesSearched", "truncated"])
+        } else {
+            json!(["content"])
+        };
+        assert_eq!(output["required"], required, "{name}: outputSchema");
         assert_eq!(output["additionalProperties"], json!(false), "{name}");
         let content_type = if name == "read_media_file" {
             "array"
@@ -465,7 +471,7 @@ fn initialize_with_both_protocol_versions() {
         assert_eq!(result["protocolVersion"], json!(version), "{result}");
         assert_eq!(result["serverInfo"]["name"], json!("tuls"), "{result}");
         assert!(result["capabilities"]["tools"].is_object(), "{result}");
-        assert_eq!(tools_list(&mut raw).len(), 13);
+        assert_eq!(tools_list(&mut raw).len(), 14);
         let resp = raw.call_tool("read_text_file", json!({"path": "a.txt"}));
         assert_eq!(raw_reply(&resp).text, "alpha\n");
         // Unknown methods get a JSON-RPC error, and the session goes on.

@@ -86,7 +86,7 @@ fn fixture() -> Fixture {
     }
 }
 
-const TOOLS: [&str; 9] = [
+const TOOLS: [&str; 10] = [
     "read_text_file",
     "read_media_file",
     "read_multiple_files",
@@ -94,6 +94,7 @@ const TOOLS: [&str; 9] = [
     "list_directory_with_sizes",
     "directory_tree",
     "search_files",
+    "search_file_contents",
     "get_file_info",
     "get_file_info(dir)",
 ];
@@ -103,7 +104,7 @@ const TOOLS: [&str; 9] = [
 fn call_and_check(server: &Server, fx: &Fixture, i: usize) -> (&'static str, bool) {
     let root = fx.env.root().display().to_string();
     let d = format!("{root}/d");
-    let (tool, args): (&'static str, Value) = match i % 12 {
+    let (tool, args): (&'static str, Value) = match i % 14 {
         0 => ("read_text_file", json!({"path": "d/data.txt"})),
         1 => (
             "read_text_file",
@@ -121,13 +122,21 @@ fn call_and_check(server: &Server, fx: &Fixture, i: usize) -> (&'static str, boo
         8 => ("search_files", json!({"path": ".", "pattern": "**"})),
         9 => ("search_files", json!({"path": "d", "pattern": "**/*.txt"})),
         10 => ("get_file_info", json!({"path": "d/sub/deep.txt"})),
-        _ => ("get_file_info(dir)", json!({"path": "d"})),
+        11 => ("get_file_info(dir)", json!({"path": "d"})),
+        12 => (
+            "search_file_contents",
+            json!({"path": ".", "pattern": "INSIDE|RACE|R{5}|D{5}", "contextLines": 1}),
+        ),
+        _ => (
+            "search_file_contents",
+            json!({"path": "d", "pattern": ".", "hidden": true, "noIgnore": true, "binary": true}),
+        ),
     };
     let name = tool.trim_end_matches("(dir)");
     let reply = server.call(name, args.clone());
     check_no_leak(fx, tool, &args, &reply);
     let ok = !reply.is_error
-        && match i % 12 {
+        && match i % 14 {
             0 => reply.text == INSIDE_DATA,
             1 => reply.text == "INSIDE-DATA-OK\n",
             2 => reply.content()[0]["resource"]["blob"] == json!(b64(INSIDE_DEEP.as_bytes())),
@@ -155,7 +164,19 @@ fn call_and_check(server: &Server, fx: &Fixture, i: usize) -> (&'static str, boo
             10 => reply
                 .text
                 .starts_with(&format!("size: {}\n", INSIDE_DEEP.len())),
-            _ => reply.text.contains("isDirectory: true"),
+            11 => reply.text.contains("isDirectory: true"),
+            // Spelled under the client's `path` (`.` and `d`), too.
+            12 => reply
+                .text
+                .contains(&format!("./d/sub/deep.txt:1:{}", INSIDE_DEEP.trim_end())),
+            _ => {
+                reply.text
+                    == format!(
+                        "d/data.txt:1:{}\nd/inside-only.txt:1:in\nd/sub/deep.txt:1:{}",
+                        INSIDE_DATA.trim_end(),
+                        INSIDE_DEEP.trim_end()
+                    )
+            }
         };
     // Failures must be the expected kinds only: the entry was missing for a
     // moment, or it was the link and the escape was refused.

@@ -190,7 +190,8 @@ fn every_log_line_has_the_one_format_and_no_debug_dumps() {
         }
     }
     assert!(
-        stderr.contains("tuls: warn: skipping a line that is not a JSON-RPC message"),
+        stderr
+            .contains("tuls: warn: a request line is not valid JSON; answered with a parse error"),
         "{stderr}"
     );
 }

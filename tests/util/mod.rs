@@ -134,7 +134,7 @@ pub use self::snapshot::*;
 
 /// Every tool, in `tools/list` order: written out here, independently of the
 /// server's own table, so the tests check it rather than echo it.
-pub const ALL_TOOLS: [&str; 13] = [
+pub const ALL_TOOLS: [&str; 14] = [
     "read_text_file",
     "read_media_file",
     "read_multiple_files",
@@ -146,12 +146,13 @@ pub const ALL_TOOLS: [&str; 13] = [
     "directory_tree",
     "move_file",
     "search_files",
+    "search_file_contents",
     "get_file_info",
     "list_allowed_directories",
 ];
 
-/// The nine `filesystem.read` tools, in `tools/list` order.
-pub const READ_TOOLS: [&str; 9] = [
+/// The ten `filesystem.read` tools, in `tools/list` order.
+pub const READ_TOOLS: [&str; 10] = [
     "read_text_file",
     "read_media_file",
     "read_multiple_files",
@@ -159,6 +160,7 @@ pub const READ_TOOLS: [&str; 9] = [
     "list_directory_with_sizes",
     "directory_tree",
     "search_files",
+    "search_file_contents",
     "get_file_info",
     "list_allowed_directories",
 ];

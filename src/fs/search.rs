@@ -1,0 +1,580 @@
+//! The walk of a content search: which files beneath a directory are
+//! searched, with `rg`'s default filters, and opening each of them.
+//!
+//! Owns: listing the regular files under a directory fd in path order,
+//! never following a symlink (symlinks are skipped, as `rg` does without
+//! `--follow`) and never opening anything but a directory or a regular file;
+//! reading `.ignore`, `.gitignore` and `.git/info/exclude` through the
+//! directory fds (one name at a time, `O_NOFOLLOW`) and feeding their lines
+//! to the `ignore` crate's gitignore matcher, with `rg`'s precedence; and
+//! re-opening a listed file beneath the start fd, one component at a time,
+//! `O_NOFOLLOW|O_NONBLOCK`, refusing anything but a regular file on the
+//! handle. A directory swapped for a symlink mid-walk is never entered and a
+//! file swapped for one is never read.
+//! May touch: directory fds opened beneath a root, by single entry names.
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use rayon::prelude::*;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Result};
+use crate::fs::walk::{self, Kind};
+use crate::limits::{MAX_IGNORE_FILE_BYTES, MAX_WALK_DEPTH_CEILING};
+use crate::text::glob::Excludes;
+
+/// Which files a search takes, as `rg`'s defaults and their switches.
+#[derive(Debug)]
+pub struct Filter {
+    /// Search hidden files and directories (names starting with `.`).
+    pub hidden: bool,
+    /// Honour `.ignore`, `.gitignore` and `.git/info/exclude`.
+    pub ignore_files: bool,
+    /// When set, only files whose relative path matches are searched.
+    pub include: Option<Excludes>,
+    /// Files and directories whose relative path matches are skipped.
+    pub exclude: Excludes,
+}
+
+/// Bounds, cancellation and progress of one walk.
+pub struct Bounds<'a> {
+    /// Entries to look at before stopping.
+    pub max_entries: usize,
+    /// Depth to descend to.
+    pub max_depth: usize,
+    /// Bytes of listed paths before stopping.
+    pub max_path_bytes: usize,
+    /// Stops the walk.
+    pub cancel: &'a CancellationToken,
+    /// Stops the walk when passed.
+    pub deadline: Instant,
+    /// Told the number of entries seen so far.
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// Why a walk stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The entry cap.
+    Entries(usize),
+    /// The depth cap (deeper directories were not entered).
+    Depth(usize),
+    /// The listed paths' byte cap.
+    Paths(usize),
+    /// The deadline.
+    Deadline,
+}
+
+/// The files of a walk, in path order (names in byte order, pre-order),
+/// as `/`-joined raw paths relative to the start.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The files to search.
+    pub files: Vec<Vec<u8>>,
+    /// Why the walk stopped early, if it did.
+    pub stop: Option<Stop>,
+    /// Ignore files not used because they were over
+    /// [`MAX_IGNORE_FILE_BYTES`].
+    pub big_ignore_files: u64,
+    /// Directory entries the walk looked at.
+    pub seen: u64,
+}
+
+/// The ignore rules of one directory, and how to reach it from a path
+/// relative to the walk's start.
+#[derive(Debug, Default)]
+pub struct Level {
+    ignore: Option<Gitignore>,
+    git: Option<Gitignore>,
+    exclude: Option<Gitignore>,
+    has_git: bool,
+    /// For a directory above the start: the start's path below it, with a
+    /// trailing `/`.
+    up: Vec<u8>,
+    /// For a directory at or below the start: the bytes of its own relative
+    /// path plus `/` (0 for the start), stripped from an entry's path.
+    base: usize,
+}
+
+impl Level {
+    /// Reads the ignore files of the directory `dir`; `big` counts files
+    /// over the size limit.
+    fn read(dir: impl AsFd, up: Vec<u8>, base: usize, big: &AtomicU64) -> Self {
+        let dir = dir.as_fd();
+        let has_git = rustix::fs::statat(dir, c".git", AtFlags::SYMLINK_NOFOLLOW).is_ok();
+        let build = |path: &[&std::ffi::CStr]| -> Option<Gitignore> {
+            let bytes = match read_small(dir, path) {
+                Small::Missing => return None,
+                Small::TooBig => {
+                    big.fetch_add(1, Ordering::Relaxed);
+                    return None;
+                }
+                Small::Bytes(b) => b,
+            };
+            let mut b = GitignoreBuilder::new(".");
+            for line in String::from_utf8_lossy(&bytes).lines() {
+                // A bad line is skipped, as `rg` does.
+                let _ = b.add_line(None, line);
+            }
+            b.build().ok().filter(|g| !g.is_empty())
+        };
+        Self {
+            ignore: build(&[c".ignore"]),
+            git: build(&[c".gitignore"]),
+            exclude: if has_git {
+                build(&[c".git", c"info", c"exclude"])
+            } else {
+                None
+            },
+            has_git,
+            up,
+            base,
+        }
+    }
+
+    fn rel_for<'p>(&self, rel: &'p [u8]) -> std::borrow::Cow<'p, [u8]> {
+        if self.up.is_empty() {
+            std::borrow::Cow::Borrowed(rel.get(self.base..).unwrap_or_default())
+        } else {
+            let mut p = self.up.clone();
+            p.extend_from_slice(rel);
+            std::borrow::Cow::Owned(p)
+        }
+    }
+}
+
+/// The ignore levels of the directories from the root down to (not
+/// including) the start, nearest last, so that a search in a subdirectory
+/// of a repository honours the repository's ignore files as `rg` does.
+/// `segs` are the start's path components beneath the root.
+pub fn ancestor_levels(root: &cap_std::fs::Dir, segs: &[String]) -> (Vec<Level>, u64) {
+    let big = AtomicU64::new(0);
+    let mut out = Vec::new();
+    for i in 0..segs.len() {
+        let (above, below) = segs.split_at(i);
+        let dir = if above.is_empty() {
+            root.try_clone()
+        } else {
+            root.open_dir(above.join("/"))
+        };
+        let Ok(dir) = dir else { continue };
+        let mut up = below.join("/").into_bytes();
+        up.push(b'/');
+        out.push(Level::read(&dir, up, 0, &big));
+    }
+    (out, big.into_inner())
+}
+
+/// The walk's stack of levels: the walked directories (nearest first)
+/// and then the ancestors.
+struct Chain<'a> {
+    level: Option<&'a Level>,
+    parent: Option<&'a Chain<'a>>,
+    ancestors: &'a [Level],
+}
+
+impl Chain<'_> {
+    fn levels(&self) -> impl Iterator<Item = &Level> {
+        let mut walked = Vec::new();
+        let mut c = Some(self);
+        while let Some(ch) = c {
+            if let Some(l) = ch.level {
+                walked.push(l);
+            }
+            c = ch.parent;
+        }
+        walked.into_iter().chain(self.ancestors.iter().rev())
+    }
+
+    /// `Some(true)`: ignored; `Some(false)`: re-included (`!pattern`);
+    /// `None`: no rule says. `rg`'s precedence: any `.ignore` rule (nearest
+    /// first) wins over any `.gitignore` rule, which wins over
+    /// `.git/info/exclude`; git rules apply only inside a repository and not
+    /// above its top.
+    fn decide(&self, rel: &[u8], is_dir: bool) -> Option<bool> {
+        let any_git = self.levels().any(|l| l.has_git);
+        let (mut m_ignore, mut m_git, mut m_exclude) = (None, None, None);
+        let mut saw_git = false;
+        let check = |g: &Option<Gitignore>, l: &Level| -> Option<bool> {
+            let g = g.as_ref()?;
+            let p = l.rel_for(rel);
+            let m = g.matched(Path::new(OsStr::from_bytes(&p)), is_dir);
+            if m.is_ignore() {
+                Some(true)
+            } else if m.is_whitelist() {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        for l in self.levels() {
+            if m_ignore.is_none() {
+                m_ignore = check(&l.ignore, l);
+            }
+            if any_git && !saw_git {
+                if m_git.is_none() {
+                    m_git = check(&l.git, l);
+                }
+                if m_exclude.is_none() {
+                    m_exclude = check(&l.exclude, l);
+                }
+            }
+            saw_git |= l.has_git;
+        }
+        m_ignore.or(m_git).or(m_exclude)
+    }
+}
+
+enum Small {
+    Missing,
+    TooBig,
+    Bytes(Vec<u8>),
+}
+
+/// Reads the small regular file at `path` (names, each opened `O_NOFOLLOW`
+/// from the last) beneath `dir`. Anything missing, unreadable or not a
+/// regular file is [`Small::Missing`].
+fn read_small(dir: rustix::fd::BorrowedFd<'_>, path: &[&std::ffi::CStr]) -> Small {
+    let Some((last, dirs)) = path.split_last() else {
+        return Small::Missing;
+    };
+    let mut held: Option<OwnedFd> = None;
+    for name in dirs {
+        let from = held.as_ref().map_or(dir, |f| f.as_fd());
+        match rustix::fs::openat(from, *name, dir_flags(), Mode::empty()) {
+            Ok(fd) => held = Some(fd),
+            Err(_) => return Small::Missing,
+        }
+    }
+    let from = held.as_ref().map_or(dir, |f| f.as_fd());
+    let Ok(fd) = open_file_at(from, *last) else {
+        return Small::Missing;
+    };
+    let mut buf = Vec::new();
+    match FdReader(fd)
+        .take(MAX_IGNORE_FILE_BYTES + 1)
+        .read_to_end(&mut buf)
+    {
+        Ok(_) if buf.len() as u64 > MAX_IGNORE_FILE_BYTES => Small::TooBig,
+        Ok(_) => Small::Bytes(buf),
+        Err(_) => Small::Missing,
+    }
+}
+
+/// How each directory is opened: read-only, must be a directory,
+/// `O_NOFOLLOW`, so a directory swapped for a symlink is never entered.
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// Opens the regular file `name` in `dir`: `O_NOFOLLOW` (a symlink is
+/// refused), `O_NONBLOCK|O_NOCTTY` (a FIFO or device never blocks the open),
+/// then refused unless the handle is a regular file.
+fn open_file_at<P: rustix::path::Arg>(
+    dir: rustix::fd::BorrowedFd<'_>,
+    name: P,
+) -> std::io::Result<OwnedFd> {
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(fd)
+}
+
+/// A file fd as a reader (reads with `read(2)`; no memory map).
+#[derive(Debug)]
+pub struct FdReader(OwnedFd);
+
+impl Read for FdReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Ok(rustix::io::read(&self.0, buf)?)
+    }
+}
+
+/// Opens the listed file `rel` beneath `start`: each directory component
+/// `O_DIRECTORY|O_NOFOLLOW` from the last, the file as `open_file_at` opens it.
+/// Fails (and the file is skipped) if anything was swapped since the walk.
+pub fn open_listed(start: &OwnedFd, rel: &[u8]) -> std::io::Result<FdReader> {
+    let mut parts = rel.split(|&b| b == b'/').peekable();
+    let mut held: Option<OwnedFd> = None;
+    while let Some(name) = parts.next() {
+        if name.is_empty() || name == b"." || name == b".." {
+            return Err(std::io::Error::other("bad listed name"));
+        }
+        let from = held.as_ref().map_or(start.as_fd(), |f| f.as_fd());
+        let name = OsStr::from_bytes(name);
+        if parts.peek().is_none() {
+            return open_file_at(from, name).map(FdReader);
+        }
+        held = Some(rustix::fs::openat(from, name, dir_flags(), Mode::empty())?);
+    }
+    Err(std::io::Error::other("empty listed path"))
+}
+
+/// The last directory [`open_listed_in`] opened, to open its next file
+/// from (the listing is in path order, so neighbours share a directory).
+#[derive(Debug, Default)]
+pub struct DirCache(Option<(Vec<u8>, OwnedFd)>);
+
+/// [`open_listed`], opening the file from the cached directory when it is
+/// the file's parent (the cached fd was opened the same way, one
+/// component at a time with `O_NOFOLLOW`, so it is the same kind of handle).
+pub fn open_listed_in(
+    cache: &mut DirCache,
+    start: &OwnedFd,
+    rel: &[u8],
+) -> std::io::Result<FdReader> {
+    let Some(slash) = rel.iter().rposition(|&b| b == b'/') else {
+        return open_listed(start, rel);
+    };
+    let (parent, name) = (
+        rel.get(..slash).unwrap_or_default(),
+        rel.get(slash + 1..).unwrap_or_default(),
+    );
+    if name.is_empty() || name == b"." || name == b".." {
+        return Err(std::io::Error::other("bad listed name"));
+    }
+    if cache.0.as_ref().is_none_or(|(p, _)| p.as_slice() != parent) {
+        cache.0 = None;
+        let mut held: Option<OwnedFd> = None;
+        for comp in parent.split(|&b| b == b'/') {
+            if comp.is_empty() || comp == b"." || comp == b".." {
+                return Err(std::io::Error::other("bad listed name"));
+            }
+            let from = held.as_ref().map_or(start.as_fd(), |f| f.as_fd());
+            held = Some(rustix::fs::openat(
+                from,
+                OsStr::from_bytes(comp),
+                dir_flags(),
+                Mode::empty(),
+            )?);
+        }
+        if let Some(fd) = held {
+            cache.0 = Some((parent.to_vec(), fd));
+        }
+    }
+    match &cache.0 {
+        Some((_, dir)) => open_file_at(dir.as_fd(), OsStr::from_bytes(name)).map(FdReader),
+        None => Err(std::io::Error::other("no parent")),
+    }
+}
+
+/// A handle of its own on the directory `dir` (for `getdents`; cap-std's
+/// handles may be `O_PATH`).
+pub fn open_start(dir: &cap_std::fs::Dir, given: &str) -> Result<OwnedFd> {
+    rustix::fs::openat(dir, c".", dir_flags(), Mode::empty())
+        .map_err(|e| Error::io("scandir", given, &std::io::Error::from(e)))
+}
+
+struct Shared<'a> {
+    filter: &'a Filter,
+    bounds: &'a Bounds<'a>,
+    max_depth: usize,
+    seen: AtomicUsize,
+    path_bytes: AtomicUsize,
+    big: AtomicU64,
+    entries_cut: AtomicBool,
+    depth_cut: AtomicBool,
+    paths_cut: AtomicBool,
+    late: AtomicBool,
+}
+
+impl Shared<'_> {
+    fn stopped(&self) -> bool {
+        if self.bounds.cancel.is_cancelled()
+            || self.entries_cut.load(Ordering::Relaxed)
+            || self.paths_cut.load(Ordering::Relaxed)
+            || self.late.load(Ordering::Relaxed)
+        {
+            return true;
+        }
+        if Instant::now() >= self.bounds.deadline {
+            self.late.store(true, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+}
+
+/// Lists the files to search under `start` (an fd the caller owns),
+/// honouring `ancestors`' ignore rules too. Runs on `pool`.
+pub fn list_files(
+    pool: &rayon::ThreadPool,
+    start: OwnedFd,
+    ancestors: &[Level],
+    filter: &Filter,
+    bounds: &Bounds<'_>,
+) -> Result<Listing> {
+    let shared = Shared {
+        filter,
+        bounds,
+        max_depth: bounds.max_depth.min(MAX_WALK_DEPTH_CEILING),
+        seen: AtomicUsize::new(0),
+        path_bytes: AtomicUsize::new(0),
+        big: AtomicU64::new(0),
+        entries_cut: AtomicBool::new(false),
+        depth_cut: AtomicBool::new(false),
+        paths_cut: AtomicBool::new(false),
+        late: AtomicBool::new(false),
+    };
+    let top = Chain {
+        level: None,
+        parent: None,
+        ancestors,
+    };
+    let mut files = Vec::new();
+    pool.install(|| walk_dir(start, &[], 1, &top, &shared, &mut files));
+    if bounds.cancel.is_cancelled() {
+        return Err(Error::Cancelled);
+    }
+    let stop = if shared.late.load(Ordering::Relaxed) {
+        Some(Stop::Deadline)
+    } else if shared.entries_cut.load(Ordering::Relaxed) {
+        Some(Stop::Entries(bounds.max_entries))
+    } else if shared.paths_cut.load(Ordering::Relaxed) {
+        Some(Stop::Paths(bounds.max_path_bytes))
+    } else if shared.depth_cut.load(Ordering::Relaxed) {
+        Some(Stop::Depth(shared.max_depth))
+    } else {
+        None
+    };
+    Ok(Listing {
+        files,
+        stop,
+        big_ignore_files: shared.big.into_inner(),
+        seen: shared.seen.into_inner() as u64,
+    })
+}
+
+enum Slot {
+    File(Vec<u8>),
+    Dir(Vec<u8>, std::ffi::OsString, Vec<Vec<u8>>),
+}
+
+fn walk_dir(
+    dir: OwnedFd,
+    prefix: &[u8],
+    depth: usize,
+    parent: &Chain<'_>,
+    shared: &Shared<'_>,
+    out: &mut Vec<Vec<u8>>,
+) {
+    if shared.stopped() {
+        return;
+    }
+    let Ok((entries, _)) = walk::read_entries_fd(&dir, false, usize::MAX, "") else {
+        return;
+    };
+    let n = entries.len();
+    let before = shared.seen.fetch_add(n, Ordering::Relaxed);
+    (shared.bounds.progress)((before + n) as u64);
+    let allowed = shared.bounds.max_entries.saturating_sub(before).min(n);
+    if allowed < n {
+        shared.entries_cut.store(true, Ordering::Relaxed);
+    }
+    let filter = shared.filter;
+    let level = filter.ignore_files.then(|| {
+        let base = if prefix.is_empty() {
+            0
+        } else {
+            prefix.len() + 1
+        };
+        Level::read(&dir, Vec::new(), base, &shared.big)
+    });
+    let chain = Chain {
+        level: level.as_ref(),
+        parent: Some(parent),
+        ancestors: parent.ancestors,
+    };
+    let mut slots = Vec::new();
+    for entry in entries.into_iter().take(allowed) {
+        let name = entry.os_name().as_bytes();
+        let mut rel = prefix.to_vec();
+        if !rel.is_empty() {
+            rel.push(b'/');
+        }
+        rel.extend_from_slice(name);
+        let is_dir = match entry.kind {
+            Kind::Dir => true,
+            Kind::File => false,
+            // Symlinks are never followed and FIFOs, sockets and devices
+            // never opened.
+            Kind::Symlink | Kind::Other => continue,
+        };
+        let rel_str = String::from_utf8_lossy(&rel);
+        if filter.exclude.is_match(&rel_str) {
+            continue;
+        }
+        let decided = if filter.ignore_files {
+            chain.decide(&rel, is_dir)
+        } else {
+            None
+        };
+        if decided == Some(true) {
+            continue;
+        }
+        let hidden = name.first() == Some(&b'.');
+        if hidden && !filter.hidden && decided != Some(false) {
+            continue;
+        }
+        // `.git` is both hidden and version-control data: it is searched
+        // only with `hidden` and without ignore files.
+        if is_dir && name == b".git" && (filter.ignore_files || !filter.hidden) {
+            continue;
+        }
+        if is_dir {
+            if depth >= shared.max_depth {
+                shared.depth_cut.store(true, Ordering::Relaxed);
+                continue;
+            }
+            slots.push(Slot::Dir(rel, entry.os_name().to_owned(), Vec::new()));
+        } else {
+            if filter
+                .include
+                .as_ref()
+                .is_some_and(|i| !i.is_match(&rel_str))
+            {
+                continue;
+            }
+            let bytes = shared.path_bytes.fetch_add(rel.len(), Ordering::Relaxed) + rel.len();
+            if bytes > shared.bounds.max_path_bytes {
+                shared.paths_cut.store(true, Ordering::Relaxed);
+                break;
+            }
+            slots.push(Slot::File(rel));
+        }
+    }
+    // Each subdirectory is opened when it is walked (one name beneath
+    // this directory's fd, `O_NOFOLLOW`), so a wide directory does not hold
+    // an fd per child.
+    let descend = |slot: &mut Slot| {
+        if let Slot::Dir(rel, name, found) = slot
+            && let Ok(sub) = rustix::fs::openat(&dir, name.as_os_str(), dir_flags(), Mode::empty())
+        {
+            walk_dir(sub, rel, depth + 1, &chain, shared, found);
+        }
+    };
+    let dirs = slots.iter().filter(|s| matches!(s, Slot::Dir(..))).count();
+    if dirs > 1 {
+        slots.par_iter_mut().for_each(descend);
+    } else {
+        slots.iter_mut().for_each(descend);
+    }
+    for slot in slots {
+        match slot {
+            Slot::File(rel) => out.push(rel),
+            Slot::Dir(_, _, found) => out.extend(found),
+        }
+    }
+}
