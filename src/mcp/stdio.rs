@@ -296,13 +296,38 @@ pub fn serve(
 /// then crosses in a few wake-ups of the client instead of one per 64 KiB.
 const PIPE_BYTES: usize = 1 << 20;
 
+/// Locked stdout, with large writes made by `write(2)` directly. std's
+/// stdout is line-buffered: every write looks for the last newline in what
+/// it is given, which for a 20 MiB reply (whose newlines are all escaped)
+/// was a scan of the whole text, twice. Smaller writes go through std as
+/// before (the writer's `BufWriter` hands it whole buffers).
+struct RawStdout(std::io::StdoutLock<'static>);
+
+/// Writes at least this large bypass std's line buffering.
+const RAW_WRITE_BYTES: usize = 64 * 1024;
+
+impl std::io::Write for RawStdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() < RAW_WRITE_BYTES {
+            return self.0.write(buf);
+        }
+        use std::os::fd::AsFd as _;
+        // Whatever std still holds goes first, in order.
+        self.0.flush()?;
+        rustix::io::write(self.0.as_fd(), buf).map_err(std::io::Error::from)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
     // Not a pipe, or a lower limit: the kernel's default stays, which is
     // only slower.
     let _ = rustix::pipe::fcntl_setpipe_size(std::io::stdout(), PIPE_BYTES);
     let mut out = Counted::new(std::io::BufWriter::with_capacity(
         64 * 1024,
-        std::io::stdout().lock(),
+        RawStdout(std::io::stdout().lock()),
     ));
     let mut splice = Splice::new();
     while let Some(first) = rx.blocking_recv() {
