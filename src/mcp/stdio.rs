@@ -68,6 +68,9 @@ enum Mirror<'a> {
 /// frame twice ([`Splice`]); shorter ones go straight through serde.
 const SPLICE_MIN_BYTES: usize = 4096;
 
+/// A large text is escaped and written in pieces of this many bytes.
+const STREAM_PIECE_BYTES: usize = 1 << 20;
+
 /// The escaped-text buffer is kept for the next reply when it held at most
 /// this many bytes (so a run of large reads does not fault a fresh buffer
 /// in each time); a larger one is freed after its reply.
@@ -145,10 +148,26 @@ impl Splice {
         // pages written to become resident, and the buffer is not moved
         // (and faulted in afresh) as it grows.
         self.escaped.reserve(text.len() + text.len() / 4 + 2);
-        crate::text::json::escape_into(&mut self.escaped, &text);
-        crate::fs::file::give_back(text.into_bytes());
+        // The first copy is written as it is escaped, a piece at a time, so
+        // escaping the next piece overlaps the client reading this one.
         out.write_all(head)?;
-        out.write_all(&self.escaped)?;
+        self.escaped.push(b'"');
+        let mut written = 0;
+        let mut from = 0;
+        while from < text.len() {
+            let mut to = (from + STREAM_PIECE_BYTES).min(text.len());
+            while !text.is_char_boundary(to) {
+                to += 1;
+            }
+            let piece = text.get(from..to).unwrap_or_default();
+            crate::text::json::escape_body_into(&mut self.escaped, piece);
+            out.write_all(self.escaped.get(written..).unwrap_or_default())?;
+            written = self.escaped.len();
+            from = to;
+        }
+        self.escaped.push(b'"');
+        out.write_all(self.escaped.get(written..).unwrap_or_default())?;
+        crate::fs::file::give_back(text.into_bytes());
         out.write_all(middle)?;
         out.write_all(&self.escaped)?;
         out.write_all(tail)?;
@@ -787,6 +806,30 @@ mod tests {
             );
         }
         assert!(big.len() >= SPLICE_MIN_BYTES);
+    }
+
+    #[test]
+    fn a_text_written_in_pieces_is_spliced_byte_for_byte() {
+        use rmcp::model::ContentBlock;
+        let mut splice = Splice::new();
+        let m = |r: CallToolResult| -> TxJsonRpcMessage<RoleServer> {
+            JsonRpcMessage::response(ServerResult::CallToolResult(r), RequestId::Number(1))
+        };
+        // Shifted by 0..4 bytes, the piece ends fall inside multi-byte
+        // characters and next to escapes.
+        for shift in 0..4 {
+            let big = "x".repeat(shift) + &"aé\"日\n🎉\\\u{1}".repeat(STREAM_PIECE_BYTES / 6);
+            assert!(big.len() > 2 * STREAM_PIECE_BYTES);
+            let r = CallToolResult::success(vec![ContentBlock::text(big)]);
+            let mut plain = Vec::new();
+            write_framed(&mut plain, &m(r.clone())).unwrap();
+            let mut spliced = Vec::new();
+            write_message(&mut spliced, m(r), &mut splice).unwrap();
+            assert!(
+                spliced == plain,
+                "the spliced frame differs (shift {shift})"
+            );
+        }
     }
 
     async fn lines(input: &[u8], max: usize) -> Vec<Line> {

@@ -10,9 +10,17 @@
 
 /// Appends `s` to `out` as a quoted JSON string.
 pub fn escape_into(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
+    out.reserve(s.len() + 2);
     out.push(b'"');
+    escape_body_into(out, s);
+    out.push(b'"');
+}
+
+/// Appends `s` to `out` escaped as inside a JSON string, without the
+/// quotes (a text escaped piece by piece gives the same bytes as whole).
+pub fn escape_body_into(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len());
     let mut start = 0; // first byte not yet copied
     let mut i = 0;
     while i < bytes.len() {
@@ -64,7 +72,6 @@ pub fn escape_into(out: &mut Vec<u8>, s: &str) {
         start = i;
     }
     out.extend_from_slice(bytes.get(start..).unwrap_or_default());
-    out.push(b'"');
 }
 
 /// The first eight bytes of `b` (which has at least eight) as a word.
