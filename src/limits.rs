@@ -132,8 +132,8 @@ pub const MAX_PENDING_REPLY_BYTES: u64 = 256 * 1024 * 1024;
 /// request line until one is answered.
 pub const MAX_CALLS_IN_FLIGHT: usize = 64;
 
-/// Threads that run tool calls (and walks) off the async runtime. Calls
-/// beyond this queue.
+/// Threads that run tool calls off the async runtime, at most (one per CPU
+/// normally; see [`crate::mcp::workers`]). Calls beyond this queue.
 pub const MAX_BLOCKING_THREADS: usize = 32;
 
 /// Matches (`content` mode) or files (`files`, `count`) that one

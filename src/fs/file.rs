@@ -93,14 +93,68 @@ pub(crate) fn read_all_in(dir: &Dir, rel: &str, given: &str, limit: u64) -> Resu
     if size > limit {
         return Err(too_large(size));
     }
-    let mut buf = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(limit + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io("read", given, &e))?;
+    let mut buf = read_buffer(usize::try_from(size).unwrap_or(0));
+    // Read into the buffer's spare capacity (never zero-filled first), one
+    // more byte than the limit allows to see a file that grew past it.
+    let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    loop {
+        if buf.len() >= cap {
+            break;
+        }
+        if buf.len() == buf.capacity() {
+            buf.reserve((buf.capacity() / 2).max(CHUNK).min(cap - buf.len()));
+        }
+        let got = match rustix::io::read(&file, rustix::buffer::spare_capacity(&mut buf)) {
+            Ok(r) => r,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(Error::io("read", given, &std::io::Error::from(e))),
+        };
+        if got == 0 {
+            break;
+        }
+    }
     if buf.len() as u64 > limit {
         return Err(too_large(buf.len() as u64));
     }
     Ok(buf)
+}
+
+/// Whole-file reads at least this big reuse the spare buffer
+/// ([`give_back`]); smaller ones allocate their own.
+const REUSE_MIN_BYTES: usize = 1 << 20;
+
+/// A spare buffer is kept only up to this capacity.
+const REUSE_MAX_BYTES: usize = 32 << 20;
+
+/// One large read buffer kept for the next whole-file read, so a run of
+/// large reads does not fault fresh pages in for every one of them.
+static SPARE: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+/// A buffer with room for `size` bytes and one more: the spare one when
+/// it is large enough and `size` is large, else a new one.
+fn read_buffer(size: usize) -> Vec<u8> {
+    let want = size.saturating_add(1);
+    if size >= REUSE_MIN_BYTES {
+        let mut spare = crate::sync::lock(&SPARE);
+        if spare.capacity() >= want {
+            return std::mem::take(&mut *spare);
+        }
+    }
+    Vec::with_capacity(want)
+}
+
+/// Hands a large buffer that is no longer needed (a written reply's text)
+/// back for the next whole-file read. Kept only if it is between
+/// [`REUSE_MIN_BYTES`] and [`REUSE_MAX_BYTES`] and larger than the one kept.
+pub fn give_back(mut buf: Vec<u8>) {
+    if !(REUSE_MIN_BYTES..=REUSE_MAX_BYTES).contains(&buf.capacity()) {
+        return;
+    }
+    buf.clear();
+    let mut spare = crate::sync::lock(&SPARE);
+    if buf.capacity() > spare.capacity() {
+        *spare = buf;
+    }
 }
 
 /// The first `n` lines, as the reference's `head` returns them.

@@ -45,6 +45,11 @@ pub trait ParVisitor: Sync {
     type Value: Send;
     /// `None` prunes the entry (it is left out and not descended into).
     fn visit(&self, rel: &str, entry: &Entry, depth: usize) -> Option<Self::Value>;
+    /// Whether [`ParVisitor::visit`] looks at `rel`; when not, it is given
+    /// an empty string (and a walk of many entries builds no path for each).
+    fn wants_rel(&self) -> bool {
+        true
+    }
     /// Whether the visitor wants no more entries (e.g. its output budget is
     /// spent); the walk then stops, as when it is cancelled.
     fn full(&self) -> bool {
@@ -70,6 +75,14 @@ static WALK_THREADS: AtomicUsize = AtomicUsize::new(0);
 /// tuls does not touch after startup.
 pub fn set_walk_threads(n: usize) {
     WALK_THREADS.store(n, Ordering::Relaxed);
+}
+
+/// The CPU count given to [`set_walk_threads`] (2 when it was not called).
+pub fn walk_threads() -> usize {
+    match WALK_THREADS.load(Ordering::Relaxed) {
+        0 => 2,
+        n => n,
+    }
 }
 
 /// The walk threads: one per CPU (as set by [`set_walk_threads`]; rayon's
@@ -175,6 +188,7 @@ fn walk_dir<V: ParVisitor>(
     // An entry's relative path is built when it is needed and not kept: it
     // grows with the depth (up to ~32 KiB at 128 levels of 255-byte names),
     // and keeping one per entry of a wide directory took gigabytes.
+    let wants_rel = visitor.wants_rel();
     let rel_of = |name: &str| {
         if prefix.is_empty() {
             name.to_owned()
@@ -184,7 +198,12 @@ fn walk_dir<V: ParVisitor>(
     };
     let mut kept: Vec<Item<V::Value>> = Vec::with_capacity(allowed);
     for entry in entries.into_iter().take(allowed) {
-        if let Some(value) = visitor.visit(&rel_of(&entry.name), &entry, depth) {
+        let rel = if wants_rel {
+            rel_of(&entry.name)
+        } else {
+            String::new()
+        };
+        if let Some(value) = visitor.visit(&rel, &entry, depth) {
             let children = (entry.kind == Kind::Dir).then(Vec::new);
             kept.push(Item {
                 entry,

@@ -11,3 +11,4 @@ pub mod reply;
 pub mod roots;
 pub mod server;
 pub mod stdio;
+pub mod workers;

@@ -2,13 +2,13 @@
 //!
 //! Owns: the rmcp `ServerHandler`. A call to a tool that is not enabled is
 //! refused exactly as an unknown tool is (JSON-RPC `-32602`), before its
-//! arguments are looked at. Tool work runs on the blocking pool, and a panic
-//! inside a tool becomes an `isError` result for that call only. Each call
+//! arguments are looked at. Tool work runs on the filesystem workers
+//! ([`super::workers`]), and a panic inside a tool becomes an `isError`
+//! result for that call only. Each call
 //! waits for pending client roots ([`super::roots`]) and then resolves
 //! against one snapshot of the roots, taken when it starts.
 //! May touch: the scope, through [`super::roots`] and the tools.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::flow::{Flow, Reservation, held_bytes, reserve_bytes};
 use super::reply;
 use super::roots::ClientRoots;
+use super::workers::Workers;
 use crate::error::Error;
 use crate::fs::scope::Scope;
 use crate::limits::{Limits, MAX_CALLS_IN_FLIGHT};
@@ -44,6 +45,7 @@ struct Inner {
     roots: Arc<ClientRoots>,
     flow: Arc<Flow>,
     instructions: String,
+    workers: Workers,
 }
 
 /// Roots named in the `initialize` instructions; more are counted.
@@ -116,6 +118,7 @@ impl Server {
                 tools,
                 roots,
                 flow,
+                workers: Workers::new(crate::fs::tree::walk_threads()),
             }),
         })
     }
@@ -169,13 +172,14 @@ impl Server {
             cancel,
             progress,
         };
-        let joined = tokio::task::spawn_blocking(move || {
-            std::panic::catch_unwind(AssertUnwindSafe(|| tools::dispatch(&ctx, tool, args)))
-        })
-        .await;
+        let joined = self
+            .inner
+            .workers
+            .run(move || tools::dispatch(&ctx, tool, args))
+            .await;
         let result = match joined {
-            Ok(Ok(result)) => result,
-            Ok(Err(_)) | Err(_) => {
+            Ok(result) => result,
+            Err(_) => {
                 tracing::error!(
                     tool = tool.name,
                     "tool panicked; the call failed, the server goes on"

@@ -68,9 +68,12 @@ enum Mirror<'a> {
 /// frame twice ([`Splice`]); shorter ones go straight through serde.
 const SPLICE_MIN_BYTES: usize = 4096;
 
-/// The escaped-text buffer is kept for the next reply up to this capacity
-/// (so a run of large reads does not fault a fresh buffer in each time);
-/// a larger one is freed after its reply.
+/// A large text is escaped and written in pieces of this many bytes.
+const STREAM_PIECE_BYTES: usize = 1 << 20;
+
+/// The escaped-text buffer is kept for the next reply when it held at most
+/// this many bytes (so a run of large reads does not fault a fresh buffer
+/// in each time); a larger one is freed after its reply.
 const KEEP_ESCAPED_BYTES: usize = 32 << 20;
 
 /// Scratch space the writer reuses: a large text reply is escaped once
@@ -141,14 +144,34 @@ impl Splice {
         };
         drop(item);
         self.escaped.clear();
-        crate::text::json::escape_into(&mut self.escaped, &text);
-        drop(text);
+        // Room for a text with an escape in every fourth byte: only the
+        // pages written to become resident, and the buffer is not moved
+        // (and faulted in afresh) as it grows.
+        self.escaped.reserve(text.len() + text.len() / 4 + 2);
+        // The first copy is written as it is escaped, a piece at a time, so
+        // escaping the next piece overlaps the client reading this one.
         out.write_all(head)?;
-        out.write_all(&self.escaped)?;
+        self.escaped.push(b'"');
+        let mut written = 0;
+        let mut from = 0;
+        while from < text.len() {
+            let mut to = (from + STREAM_PIECE_BYTES).min(text.len());
+            while !text.is_char_boundary(to) {
+                to += 1;
+            }
+            let piece = text.get(from..to).unwrap_or_default();
+            crate::text::json::escape_body_into(&mut self.escaped, piece);
+            out.write_all(self.escaped.get(written..).unwrap_or_default())?;
+            written = self.escaped.len();
+            from = to;
+        }
+        self.escaped.push(b'"');
+        out.write_all(self.escaped.get(written..).unwrap_or_default())?;
+        crate::fs::file::give_back(text.into_bytes());
         out.write_all(middle)?;
         out.write_all(&self.escaped)?;
         out.write_all(tail)?;
-        if self.escaped.capacity() > KEEP_ESCAPED_BYTES {
+        if self.escaped.len() > KEEP_ESCAPED_BYTES {
             self.escaped = Vec::new();
         }
         Ok(None)
@@ -287,10 +310,43 @@ pub fn serve(
     result
 }
 
+/// The pipe buffer asked for when stdout is a pipe (Linux lets any process
+/// raise its pipes to 1 MiB, `/proc/sys/fs/pipe-max-size`): a large reply
+/// then crosses in a few wake-ups of the client instead of one per 64 KiB.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// Locked stdout, with large writes made by `write(2)` directly. std's
+/// stdout is line-buffered: every write looks for the last newline in what
+/// it is given, which for a 20 MiB reply (whose newlines are all escaped)
+/// was a scan of the whole text, twice. Smaller writes go through std as
+/// before (the writer's `BufWriter` hands it whole buffers).
+struct RawStdout(std::io::StdoutLock<'static>);
+
+/// Writes at least this large bypass std's line buffering.
+const RAW_WRITE_BYTES: usize = 64 * 1024;
+
+impl std::io::Write for RawStdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() < RAW_WRITE_BYTES {
+            return self.0.write(buf);
+        }
+        use std::os::fd::AsFd as _;
+        // Whatever std still holds goes first, in order.
+        self.0.flush()?;
+        rustix::io::write(self.0.as_fd(), buf).map_err(std::io::Error::from)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
+    // Not a pipe, or a lower limit: the kernel's default stays, which is
+    // only slower.
+    let _ = rustix::pipe::fcntl_setpipe_size(std::io::stdout(), PIPE_BYTES);
     let mut out = Counted::new(std::io::BufWriter::with_capacity(
         64 * 1024,
-        std::io::stdout().lock(),
+        RawStdout(std::io::stdout().lock()),
     ));
     let mut splice = Splice::new();
     while let Some(first) = rx.blocking_recv() {
@@ -390,6 +446,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Some(i) => (avail.get(..i).unwrap_or(&[]), i + 1, true),
                 None => (avail, avail.len(), false),
             };
+            if done && self.buf.is_empty() && !self.oversized && chunk.len() <= self.max {
+                // The common case: the whole line is in the read buffer;
+                // one allocation of its exact size.
+                let line = chunk.to_vec();
+                self.reader.consume(used);
+                return Ok(Some(Line::Complete(line)));
+            }
             if !self.oversized && self.buf.len() + chunk.len() > self.max {
                 self.oversized = true;
                 let keep = ID_PREFIX.saturating_sub(self.buf.len()).min(chunk.len());
@@ -743,6 +806,30 @@ mod tests {
             );
         }
         assert!(big.len() >= SPLICE_MIN_BYTES);
+    }
+
+    #[test]
+    fn a_text_written_in_pieces_is_spliced_byte_for_byte() {
+        use rmcp::model::ContentBlock;
+        let mut splice = Splice::new();
+        let m = |r: CallToolResult| -> TxJsonRpcMessage<RoleServer> {
+            JsonRpcMessage::response(ServerResult::CallToolResult(r), RequestId::Number(1))
+        };
+        // Shifted by 0..4 bytes, the piece ends fall inside multi-byte
+        // characters and next to escapes.
+        for shift in 0..4 {
+            let big = "x".repeat(shift) + &"aé\"日\n🎉\\\u{1}".repeat(STREAM_PIECE_BYTES / 6);
+            assert!(big.len() > 2 * STREAM_PIECE_BYTES);
+            let r = CallToolResult::success(vec![ContentBlock::text(big)]);
+            let mut plain = Vec::new();
+            write_framed(&mut plain, &m(r.clone())).unwrap();
+            let mut spliced = Vec::new();
+            write_message(&mut spliced, m(r), &mut splice).unwrap();
+            assert!(
+                spliced == plain,
+                "the spliced frame differs (shift {shift})"
+            );
+        }
     }
 
     async fn lines(input: &[u8], max: usize) -> Vec<Line> {

@@ -44,6 +44,11 @@ impl TextBudget {
         true
     }
 
+    /// The bytes taken so far.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
     /// Whether the budget is spent.
     pub fn is_full(&self) -> bool {
         self.full.load(Ordering::Relaxed)

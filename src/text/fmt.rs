@@ -79,6 +79,10 @@ impl serde_json::ser::Formatter for SafeJsonFormatter<'_> {
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
+        // The common case: ASCII below DEL holds no character to escape.
+        if fragment.bytes().all(|b| b < 0x7f) {
+            return w.write_all(fragment.as_bytes());
+        }
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if is_control(c) {

@@ -151,6 +151,11 @@ impl Excludes {
     pub fn is_match(&self, rel: &str) -> bool {
         self.0.is_match(rel)
     }
+
+    /// Whether no pattern was given (nothing is ever excluded).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 #[cfg(test)]

@@ -10,20 +10,47 @@
 
 /// Appends `s` to `out` as a quoted JSON string.
 pub fn escape_into(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
+    out.reserve(s.len() + 2);
     out.push(b'"');
+    escape_body_into(out, s);
+    out.push(b'"');
+}
+
+/// Appends `s` to `out` escaped as inside a JSON string, without the
+/// quotes (a text escaped piece by piece gives the same bytes as whole).
+pub fn escape_body_into(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len());
     let mut start = 0; // first byte not yet copied
     let mut i = 0;
     while i < bytes.len() {
-        // Skip whole words that need no escape.
-        while let Some(chunk) = bytes.get(i..i + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            if needs_escape(u64::from_le_bytes(word)) {
-                break;
+        // Skip whole words that need no escape, two at a time, then land
+        // on the first byte that does (the lowest flagged byte of a word
+        // is exact: see `escape_mask`).
+        while let Some(chunk) = bytes.get(i..i + 16) {
+            let (a, b) = chunk.split_at(8);
+            let (ma, mb) = (escape_mask(word(a)), escape_mask(word(b)));
+            if ma | mb == 0 {
+                i += 16;
+                continue;
             }
-            i += 8;
+            i += if ma != 0 {
+                first_flagged(ma)
+            } else {
+                8 + first_flagged(mb)
+            };
+            break;
+        }
+        if bytes.len() - i < 16 {
+            // The tail: at most one word, then byte by byte.
+            if let Some(chunk) = bytes.get(i..i + 8) {
+                let m = escape_mask(word(chunk));
+                if m == 0 {
+                    i += 8;
+                    continue;
+                }
+                i += first_flagged(m);
+            }
         }
         let Some(&b) = bytes.get(i) else { break };
         let esc = escape_of(b);
@@ -45,11 +72,30 @@ pub fn escape_into(out: &mut Vec<u8>, s: &str) {
         start = i;
     }
     out.extend_from_slice(bytes.get(start..).unwrap_or_default());
-    out.push(b'"');
+}
+
+/// The first eight bytes of `b` (which has at least eight) as a word.
+fn word(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(b.get(..8).unwrap_or(&[0; 8]));
+    u64::from_le_bytes(w)
+}
+
+/// The index of the lowest byte whose high bit is set in `mask` (not 0).
+fn first_flagged(mask: u64) -> usize {
+    (mask.trailing_zeros() / 8) as usize
 }
 
 /// Whether any byte of `w` is below 0x20, `"` or `\`.
+#[cfg(test)]
 fn needs_escape(w: u64) -> bool {
+    escape_mask(w) != 0
+}
+
+/// The high bit of each byte of `w` that is below 0x20, `"` or `\`, and
+/// maybe of bytes above such a byte (a borrow carries upward only from a
+/// flagged byte), so the lowest flagged byte is always exact.
+fn escape_mask(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     // A zero byte of `x` (or one below `n`) sets its high bit in these;
@@ -59,7 +105,7 @@ fn needs_escape(w: u64) -> bool {
     let backslash = w ^ (ONES * u64::from(b'\\'));
     let is_quote = quote.wrapping_sub(ONES) & !quote;
     let is_backslash = backslash.wrapping_sub(ONES) & !backslash;
-    (below_0x20 | is_quote | is_backslash) & HIGHS != 0
+    (below_0x20 | is_quote | is_backslash) & HIGHS
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +167,47 @@ mod tests {
                     let mut s: String = "a".repeat(len);
                     s.insert(at, special);
                     assert_eq!(ours(&s), serde_json::to_string(&s).unwrap(), "{s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn runs_of_escapes_at_every_offset() {
+        // Several escapes per word and per 16-byte block, at every
+        // alignment, mixed with multi-byte characters.
+        let parts = [
+            "a", "\"", "\\", "\n", "\u{1}", "é", "bcdefgh", "日", "\t\t", "🎉",
+        ];
+        let mut x: u32 = 12345;
+        for _ in 0..3000 {
+            let mut s = String::new();
+            for _ in 0..(x % 40) {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                s.push_str(parts[(x >> 16) as usize % parts.len()]);
+            }
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            assert_eq!(ours(&s), serde_json::to_string(&s).unwrap(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn lowest_flagged_byte_is_exact() {
+        for b in 0u8..=255 {
+            for at in 0..8 {
+                let mut w = [b'a'; 8];
+                w[at] = b;
+                // Bytes above it that also need escaping must not move
+                // the first flag.
+                for hi in (at + 1)..8 {
+                    w[hi] = [0u8, b'"', b'\\', 0x1f, 0xff][hi % 5];
+                }
+                let m = escape_mask(u64::from_le_bytes(w));
+                let expect = b < 0x20 || b == b'"' || b == b'\\';
+                if expect {
+                    assert_eq!(first_flagged(m), at, "byte {b:#x} at {at}");
+                } else if m != 0 {
+                    assert!(first_flagged(m) > at, "byte {b:#x} at {at}");
                 }
             }
         }

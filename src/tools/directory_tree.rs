@@ -88,6 +88,10 @@ impl ParVisitor for Exclude<'_> {
     fn full(&self) -> bool {
         self.budget.is_full()
     }
+
+    fn wants_rel(&self) -> bool {
+        !self.excludes.is_empty()
+    }
 }
 
 /// Serializes walk items as the reference's `{name, type, children}` nodes,
@@ -196,15 +200,21 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let budget = ctx.reply_budget();
     let render = |e: serde_json::Error| Error::Internal(format!("cannot render tree: {e}"));
     if offset == 0 {
-        // Size the text exactly first: a doubling Vec would briefly hold up
-        // to three times a large tree's text while it grows.
-        let mut counter = Counter(0);
-        pretty_to(&mut counter, &Nodes(&items)).map_err(render)?;
-        let may_fit = budget
-            .max()
-            .is_none_or(|max| counter.0 <= max.saturating_mul(4));
-        if may_fit {
-            let mut buf = Vec::with_capacity(counter.0 + 256);
+        // Size the text first: a doubling Vec would briefly hold up to three
+        // times a large tree's text while it grows. Without a reply budget
+        // the visitor's upper bound is enough (only the pages written to
+        // become resident); with one, the exact size decides whether the
+        // whole tree may fit.
+        let size = match budget.max() {
+            None => Some(visitor.budget.used()),
+            Some(max) => {
+                let mut counter = Counter(0);
+                pretty_to(&mut counter, &Nodes(&items)).map_err(render)?;
+                (counter.0 <= max.saturating_mul(4)).then_some(counter.0)
+            }
+        };
+        if let Some(size) = size {
+            let mut buf = Vec::with_capacity(size + 256);
             pretty_to(&mut buf, &Nodes(&items)).map_err(render)?;
             let mut text = String::from_utf8(buf)
                 .map_err(|e| Error::Internal(format!("cannot render tree: {e}")))?;

@@ -1,0 +1,198 @@
+//! Filesystem worker threads: where tool calls run, off the async runtime.
+//!
+//! Owns: one queue of jobs and the threads that take from it. A call is
+//! pushed and its result comes back over a oneshot channel; a worker that
+//! finishes a job takes the next queued one without sleeping, so a burst
+//! of pipelined calls costs no wake-up per call (tokio's `spawn_blocking`
+//! starts a new thread whenever none is idle, up to its maximum, which
+//! under a burst on a small machine meant dozens of threads fighting for
+//! the cores). There are `base` workers (the CPU count); one more is
+//! started, up to [`MAX_BLOCKING_THREADS`], only when the oldest queued
+//! job has waited [`STALL`] with every worker busy (a call blocked on a
+//! slow filesystem then does not hold up the others for long). Workers
+//! beyond `base` end after [`IDLE_EXIT`] without work.
+//! May touch: nothing itself (the jobs do the filesystem work).
+
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::limits::MAX_BLOCKING_THREADS;
+use crate::sync::lock;
+
+/// How long the oldest queued job may wait with every worker busy before
+/// one more worker is started.
+const STALL: Duration = Duration::from_millis(20);
+
+/// How long a worker beyond the base count waits for work before ending.
+const IDLE_EXIT: Duration = Duration::from_secs(10);
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// A pool of filesystem worker threads fed by one queue.
+pub struct Workers {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    ready: Condvar,
+    base: usize,
+    max: usize,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<(Instant, Job)>,
+    /// Workers waiting for a job.
+    idle: usize,
+    /// Workers alive.
+    threads: usize,
+    /// Workers started so far (for their names).
+    started: usize,
+}
+
+impl Workers {
+    /// A pool of `base` workers (at least one), growing to
+    /// [`MAX_BLOCKING_THREADS`] when calls stall. No thread starts before
+    /// the first job.
+    pub fn new(base: usize) -> Self {
+        let base = base.clamp(1, MAX_BLOCKING_THREADS);
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                ready: Condvar::new(),
+                base,
+                max: MAX_BLOCKING_THREADS.max(base),
+            }),
+        }
+    }
+
+    /// Queues `f` for a worker now; the future gives its result, or `Err`
+    /// with the panic when `f` panicked, or when no worker could run it.
+    /// Dropping the future does not stop `f` (it sees the call's
+    /// cancellation token instead).
+    pub fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> impl Future<Output = std::thread::Result<T>> + Send + 'static {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = tx.send(std::panic::catch_unwind(AssertUnwindSafe(f)));
+        });
+        self.push(job);
+        async move {
+            match rx.await {
+                Ok(r) => r,
+                // The job was dropped unrun (no worker could be started).
+                Err(_) => Err(Box::new("no worker thread") as Box<dyn std::any::Any + Send>),
+            }
+        }
+    }
+
+    fn push(&self, job: Job) {
+        let sh = &self.shared;
+        let now = Instant::now();
+        let mut st = lock(&sh.state);
+        st.queue.push_back((now, job));
+        if st.idle > 0 {
+            drop(st);
+            sh.ready.notify_one();
+            return;
+        }
+        let stalled = st
+            .queue
+            .front()
+            .is_some_and(|(at, _)| now.duration_since(*at) >= STALL);
+        if st.threads < sh.base || (stalled && st.threads < sh.max) {
+            st.threads += 1;
+            st.started += 1;
+            let n = st.started;
+            drop(st);
+            let shared = sh.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("tuls-fs-{n}"))
+                .spawn(move || work(&shared));
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "cannot start a worker thread");
+                let mut st = lock(&sh.state);
+                st.threads -= 1;
+                if st.threads == 0 {
+                    // Nobody would ever run them: drop them, which fails
+                    // their calls.
+                    st.queue.clear();
+                }
+            }
+        }
+    }
+}
+
+fn work(sh: &Shared) {
+    let mut st = lock(&sh.state);
+    loop {
+        if let Some((_, job)) = st.queue.pop_front() {
+            drop(st);
+            // The job catches its own panic; this keeps the worker alive
+            // should dropping its result panic too.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(job));
+            st = lock(&sh.state);
+            continue;
+        }
+        st.idle += 1;
+        let (next, timeout) = sh
+            .ready
+            .wait_timeout(st, IDLE_EXIT)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        st = next;
+        st.idle -= 1;
+        if timeout.timed_out() && st.queue.is_empty() && st.threads > sh.base {
+            st.threads -= 1;
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn runs_jobs_and_catches_panics() {
+        let w = Workers::new(2);
+        assert_eq!(w.run(|| 40 + 2).await.ok(), Some(42));
+        assert!(w.run(|| -> u8 { panic!("boom") }).await.is_err());
+        // Still serving after the panic, and many at once.
+        let all: Vec<_> = (0..200).map(|i| w.run(move || i * 2)).collect();
+        let mut got = Vec::new();
+        for r in all {
+            got.push(r.await.unwrap_or(-1));
+        }
+        assert_eq!(got, (0..200).map(|i| i * 2).collect::<Vec<_>>());
+        assert!(lock(&w.shared.state).threads <= 2);
+    }
+
+    #[tokio::test]
+    async fn a_stalled_queue_gets_another_worker() {
+        let w = Workers::new(1);
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        // The one worker blocks until told.
+        let blocked = tokio::spawn(w.run(move || rx.recv().is_ok()));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        // Queued behind the blocked job.
+        let mut first = Box::pin(w.run(|| 1));
+        assert!(
+            tokio::time::timeout(Duration::from_millis(5), &mut first)
+                .await
+                .is_err()
+        );
+        // A push once the queue has stalled starts a second worker, which
+        // runs both.
+        tokio::time::sleep(STALL).await;
+        assert_eq!(w.run(|| 2).await.ok(), Some(2));
+        assert_eq!(first.await.ok(), Some(1));
+        assert_eq!(lock(&w.shared.state).threads, 2);
+        tx.send(()).ok();
+        assert_eq!(blocked.await.ok().and_then(|r| r.ok()), Some(true));
+    }
+}
