@@ -313,6 +313,7 @@ pub fn serve(
 /// The pipe buffer asked for when stdout is a pipe (Linux lets any process
 /// raise its pipes to 1 MiB, `/proc/sys/fs/pipe-max-size`): a large reply
 /// then crosses in a few wake-ups of the client instead of one per 64 KiB.
+#[cfg(target_os = "linux")]
 const PIPE_BYTES: usize = 1 << 20;
 
 /// Locked stdout, with large writes made by `write(2)` directly. std's
@@ -342,7 +343,8 @@ impl std::io::Write for RawStdout {
 
 fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
     // Not a pipe, or a lower limit: the kernel's default stays, which is
-    // only slower.
+    // only slower. (Linux only; macOS pipes cannot be resized.)
+    #[cfg(target_os = "linux")]
     let _ = rustix::pipe::fcntl_setpipe_size(std::io::stdout(), PIPE_BYTES);
     let mut out = Counted::new(std::io::BufWriter::with_capacity(
         64 * 1024,
