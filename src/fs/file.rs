@@ -145,7 +145,7 @@ fn read_buffer(size: usize) -> Vec<u8> {
 
 /// Hands a large buffer that is no longer needed (a written reply's text)
 /// back for the next whole-file read. Kept only if it is between
-/// [`REUSE_MIN_BYTES`] and [`REUSE_MAX_BYTES`] and larger than the one kept.
+/// `REUSE_MIN_BYTES` and `REUSE_MAX_BYTES` and larger than the one kept.
 pub fn give_back(mut buf: Vec<u8>) {
     if !(REUSE_MIN_BYTES..=REUSE_MAX_BYTES).contains(&buf.capacity()) {
         return;

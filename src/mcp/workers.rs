@@ -8,9 +8,9 @@
 //! under a burst on a small machine meant dozens of threads fighting for
 //! the cores). There are `base` workers (the CPU count); one more is
 //! started, up to [`MAX_BLOCKING_THREADS`], only when the oldest queued
-//! job has waited [`STALL`] with every worker busy (a call blocked on a
+//! job has waited `STALL` with every worker busy (a call blocked on a
 //! slow filesystem then does not hold up the others for long). Workers
-//! beyond `base` end after [`IDLE_EXIT`] without work.
+//! beyond `base` end after `IDLE_EXIT` without work.
 //! May touch: nothing itself (the jobs do the filesystem work).
 
 use std::collections::VecDeque;
