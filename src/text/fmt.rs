@@ -243,6 +243,14 @@ pub fn truncation_note(t: Truncation) -> String {
     }
 }
 
+/// Appends `line` to `text` as a new line (no separator before the first).
+pub fn push_line(text: &mut String, line: &str) {
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(line);
+}
+
 /// The line that ends a cut directory listing.
 pub fn list_truncated_line(max: usize) -> String {
     format!("[truncated: only the first {max} entries are listed]")

@@ -8,8 +8,8 @@ use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::walk::{self, Kind};
 use crate::text::budget::append_notice;
-use crate::text::fmt::list_truncated_line;
 use crate::text::fmt::printable;
+use crate::text::fmt::{list_truncated_line, push_line};
 
 /// How a cut listing can be narrowed.
 pub const NARROW: &str = "list a subdirectory";
@@ -67,10 +67,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     if offset == 0 {
         let mut whole = lines.join("\n");
         if let Some(line) = &cap_line {
-            if !whole.is_empty() {
-                whole.push('\n');
-            }
-            whole.push_str(line);
+            push_line(&mut whole, line);
         }
         if budget.fits_text(&whole) {
             return Ok(Output::Text(whole));
@@ -80,10 +77,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let (mut text, notice, end) = budget.page_text(&lines, "\n", offset, extra, "entries", NARROW);
     lines.clear();
     if let (true, Some(line)) = (end, &cap_line) {
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(line);
+        push_line(&mut text, line);
     }
     if let Some(n) = notice {
         append_notice(&mut text, &n);

@@ -12,7 +12,7 @@ use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::walk::{self, Kind};
 use crate::text::budget::append_notice;
-use crate::text::fmt::{list_truncated_line, printable};
+use crate::text::fmt::{list_truncated_line, printable, push_line};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes; symbolic links are never followed and show no size. This tool is useful for understanding directory structure and finding specific files within a directory. A listing longer than the reply limit is cut at a whole entry; its notice gives the 'offset' of the next entries. Only works within allowed directories.";
@@ -176,10 +176,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     if offset == 0 {
         let mut whole = lines.join("\n");
         if let Some(line) = &cap_line {
-            if !lines.is_empty() {
-                whole.push('\n');
-            }
-            whole.push_str(line);
+            push_line(&mut whole, line);
         }
         if !lines.is_empty() || cap_line.is_some() {
             whole.push('\n');
@@ -194,10 +191,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let (mut text, notice, end) = budget.page_text(&lines, "\n", offset, extra, "entries", NARROW);
     lines.clear();
     if let (true, Some(line)) = (end, &cap_line) {
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(line);
+        push_line(&mut text, line);
     }
     if !text.is_empty() {
         text.push('\n');
