@@ -15,6 +15,7 @@ mod suite {
     mod bounds;
     mod config;
     mod create_directory;
+    mod direct;
     mod edit;
     mod edit_hints;
     mod escape;

@@ -166,12 +166,32 @@ impl Flow {
         Some(Reservation(permit))
     }
 
-    /// Parks the budget of a built reply of `bytes` for request `id`, after
-    /// shrinking `res` to fit it, or growing it if the estimate was short
+    /// [`Flow::reserve`] without waiting: `None` when the bytes are not
+    /// free now (a reservation already waiting takes what is freed first,
+    /// so this never overtakes it).
+    pub fn try_reserve(&self, bytes: u64) -> Option<Reservation> {
+        let units = self.units_for(bytes);
+        let permit = self.bytes.clone().try_acquire_many_owned(units).ok()?;
+        Some(Reservation(permit))
+    }
+
+    /// Parks the budget of a built reply of `bytes` for request `id`
+    /// ([`Flow::settle`]), until `send` takes it with the reply. Released at
+    /// once if `id` is no longer in flight.
+    pub fn hold(&self, id: &RequestId, res: Reservation, bytes: u64) {
+        let permit = self.settle(res, bytes);
+        let mut ledger = lock(&self.ledger);
+        if ledger.in_flight.contains(id) {
+            ledger.held.entry(id.clone()).or_default().extend(permit.0);
+        }
+    }
+
+    /// The budget of a built reply of `bytes`, to travel with it to the
+    /// writer: `res` shrunk to fit it, or grown if the estimate was short
     /// and budget is free (never waiting: a call that waited for more while
     /// holding some could deadlock with a reservation queued for the whole
-    /// budget). Released at once if `id` is no longer in flight.
-    pub fn hold(&self, id: &RequestId, res: Reservation, bytes: u64) {
+    /// budget).
+    pub fn settle(&self, res: Reservation, bytes: u64) -> Held {
         let want = self.units_for(bytes);
         let Reservation(mut permit) = res;
         let have = u32::try_from(permit.num_permits()).unwrap_or(u32::MAX);
@@ -187,10 +207,7 @@ impl Flow {
                 ),
             }
         }
-        let mut ledger = lock(&self.ledger);
-        if ledger.in_flight.contains(id) {
-            ledger.held.entry(id.clone()).or_default().push(permit);
-        }
+        Held(vec![permit])
     }
 }
 

@@ -2,10 +2,13 @@
 //!
 //! Owns: the rmcp server handler ([`server`]), stdio framing and the one
 //! reply writer ([`stdio`]), the mapping of tool results and errors to MCP
-//! replies ([`reply`]), and client roots ([`roots`]).
+//! replies ([`reply`]), client roots ([`roots`]), reply back-pressure
+//! ([`flow`]), the filesystem workers ([`workers`]), and the direct path of
+//! tool calls around rmcp's per-request machinery ([`direct`]).
 //! May touch: stdin and stdout; the filesystem only through [`crate::tools`]
 //! and the root handles of [`crate::fs`].
 
+pub mod direct;
 pub mod flow;
 pub mod reply;
 pub mod roots;

@@ -288,19 +288,32 @@ impl ClientRoots {
     /// Waits, bounded, until no `roots/list` answer is pending.
     pub async fn wait_ready(&self) -> Result<(), Error> {
         let mut rx = self.state.subscribe();
-        let timeout = Error::RootsTimeout {
-            secs: self.wait.as_secs(),
-        };
         match tokio::time::timeout(self.wait, rx.wait_for(|s| *s != State::Pending)).await {
-            Ok(Ok(state)) => match *state {
-                State::Refused(Refusal::TooMany(count)) => Err(Error::TooManyClientRoots {
-                    count,
-                    max: MAX_CLIENT_ROOTS,
-                }),
-                State::Refused(Refusal::Timeout) => Err(timeout),
-                State::Ready | State::Pending => Ok(()),
-            },
-            _ => Err(timeout),
+            Ok(Ok(state)) => self.settled(&state),
+            _ => Err(Error::RootsTimeout {
+                secs: self.wait.as_secs(),
+            }),
+        }
+    }
+
+    /// What [`ClientRoots::wait_ready`] would give, without waiting: `None`
+    /// while a `roots/list` answer is pending.
+    pub fn ready_now(&self) -> Option<Result<(), Error>> {
+        let state = self.state.borrow();
+        (*state != State::Pending).then(|| self.settled(&state))
+    }
+
+    /// A settled state as a call sees it.
+    fn settled(&self, state: &State) -> Result<(), Error> {
+        match *state {
+            State::Refused(Refusal::TooMany(count)) => Err(Error::TooManyClientRoots {
+                count,
+                max: MAX_CLIENT_ROOTS,
+            }),
+            State::Refused(Refusal::Timeout) => Err(Error::RootsTimeout {
+                secs: self.wait.as_secs(),
+            }),
+            State::Ready | State::Pending => Ok(()),
         }
     }
 }

@@ -29,7 +29,7 @@ use crate::error::Error;
 use crate::fs::scope::Scope;
 use crate::limits::{Limits, MAX_CALLS_IN_FLIGHT};
 use crate::policy::Policy;
-use crate::tools::{self, Ctx, Progress};
+use crate::tools::{self, Ctx, Progress, Tool as ToolDef};
 
 /// The tuls filesystem MCP server.
 #[derive(Clone)]
@@ -128,6 +128,11 @@ impl Server {
         self.inner.roots.clone()
     }
 
+    /// The session's roots wait (`--roots-wait-secs`).
+    pub fn roots_wait(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.inner.limits.roots_wait_secs)
+    }
+
     /// The session's flow control, for the transport.
     pub fn flow(&self) -> Arc<Flow> {
         self.inner.flow.clone()
@@ -157,38 +162,92 @@ impl Server {
         cancel: CancellationToken,
         progress: Option<Progress>,
     ) -> Option<(CallToolResult, Option<Reservation>)> {
-        let tool = tools::find(name).filter(|t| self.inner.policy.is_enabled(t.name))?;
-        if let Err(e) = self.inner.roots.wait_ready().await {
-            return Some((reply::tool_result(Err(e)), None));
-        }
-        let reservation = self
+        let tool = self.enabled(name)?;
+        let reservation = match self.admit(tool).await {
+            Ok(r) => r,
+            Err(e) => return Some((reply::tool_result(Err(e)), None)),
+        };
+        let this = self.clone();
+        let joined = self
+            .inner
+            .workers
+            .run(move || this.execute(tool, args, cancel, progress))
+            .await;
+        let result = joined.unwrap_or_else(|_| panicked(tool));
+        Some((result, reservation))
+    }
+
+    /// The tool called `name`, when it is enabled.
+    pub(super) fn enabled(&self, name: &str) -> Option<&'static ToolDef> {
+        tools::find(name).filter(|t| self.inner.policy.is_enabled(t.name))
+    }
+
+    /// The refusal of a call to a tool that is not enabled: exactly that of
+    /// an unknown tool (JSON-RPC `-32602`).
+    pub(super) fn not_found(name: &str) -> McpError {
+        tracing::debug!(tool = name, "refused a call to a tool that is not enabled");
+        McpError::invalid_params(format!("Tool {name} not found"), None)
+    }
+
+    /// Lets a call of `tool` start: waits, bounded, for pending client roots,
+    /// then reserves the reply budget its result may need.
+    pub(super) async fn admit(&self, tool: &ToolDef) -> Result<Option<Reservation>, Error> {
+        self.inner.roots.wait_ready().await?;
+        Ok(self
             .inner
             .flow
             .reserve(reserve_bytes(tool.name, &self.inner.limits))
-            .await;
+            .await)
+    }
+
+    /// [`Server::admit`] without waiting: `None` when it would wait.
+    pub(super) fn admit_now(&self, tool: &ToolDef) -> Option<Result<Option<Reservation>, Error>> {
+        match self.inner.roots.ready_now()? {
+            Err(e) => Some(Err(e)),
+            Ok(()) => self
+                .inner
+                .flow
+                .try_reserve(reserve_bytes(tool.name, &self.inner.limits))
+                .map(|r| Ok(Some(r))),
+        }
+    }
+
+    /// Runs an admitted call of `tool` on this thread (a filesystem
+    /// worker), against a snapshot of the roots taken now. A panic inside
+    /// the tool becomes an `isError` result for this call only.
+    pub(super) fn execute(
+        &self,
+        tool: &'static ToolDef,
+        args: Value,
+        cancel: CancellationToken,
+        progress: Option<Progress>,
+    ) -> CallToolResult {
         let ctx = Ctx {
             scope: self.inner.scope.snapshot(),
             limits: self.inner.limits,
             cancel,
             progress,
         };
-        let joined = self
-            .inner
-            .workers
-            .run(move || tools::dispatch(&ctx, tool, args))
-            .await;
-        let result = match joined {
-            Ok(result) => result,
-            Err(_) => {
-                tracing::error!(
-                    tool = tool.name,
-                    "tool panicked; the call failed, the server goes on"
-                );
-                Err(Error::Panicked { tool: tool.name })
-            }
-        };
-        Some((reply::tool_result(result), reservation))
+        let run = std::panic::AssertUnwindSafe(|| tools::dispatch(&ctx, tool, args));
+        match std::panic::catch_unwind(run) {
+            Ok(result) => reply::tool_result(result),
+            Err(_) => panicked(tool),
+        }
     }
+
+    /// The session's filesystem workers.
+    pub(super) fn workers(&self) -> &Workers {
+        &self.inner.workers
+    }
+}
+
+/// The result of a call whose tool panicked.
+fn panicked(tool: &ToolDef) -> CallToolResult {
+    tracing::error!(
+        tool = tool.name,
+        "tool panicked; the call failed, the server goes on"
+    );
+    reply::tool_result(Err(Error::Panicked { tool: tool.name }))
 }
 
 impl ServerHandler for Server {
@@ -279,16 +338,7 @@ impl ServerHandler for Server {
                 }
                 Ok(r.into())
             }
-            None => {
-                tracing::debug!(
-                    tool = &*request.name,
-                    "refused a call to a tool that is not enabled"
-                );
-                Err(McpError::invalid_params(
-                    format!("Tool {} not found", request.name),
-                    None,
-                ))
-            }
+            None => Err(Self::not_found(&request.name)),
         }
     }
 }

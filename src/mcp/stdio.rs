@@ -33,6 +33,7 @@ use rmcp::{RoleServer, ServiceExt};
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
+use super::direct::Direct;
 use super::flow::{Flow, Held, Slot};
 use super::reply::mirrors;
 use super::server::Server;
@@ -253,7 +254,7 @@ const LARGE_REPLY: u64 = 1 << 20;
 /// What the writer thread writes: one line each. (The message variant is
 /// the common one; boxing it would cost an allocation per reply.)
 #[allow(clippy::large_enum_variant)]
-enum Out {
+pub enum Out {
     /// A message from the service, with the reply budget it holds
     /// (released once it is written).
     Message(TxJsonRpcMessage<RoleServer>, Held),
@@ -283,7 +284,9 @@ pub fn serve(
         .spawn(move || write_loop(rx, hooks))
         .map_err(|e| format!("cannot start the stdout writer: {e}"))?;
     let roots = server.client_roots();
+    let direct = Direct::new(server.clone(), tx.downgrade(), server.roots_wait());
     let transport = Stdio {
+        direct,
         lines: LineReader::new(tokio::io::stdin(), max_request_bytes),
         tx,
         max: max_request_bytes,
@@ -389,6 +392,8 @@ type Observer = Box<dyn Fn(&RxJsonRpcMessage<RoleServer>) + Send + Sync>;
 
 /// The server side of stdio.
 struct Stdio {
+    /// Tool calls that bypass rmcp ([`super::direct`]).
+    direct: Direct,
     lines: LineReader<tokio::io::Stdin>,
     tx: tokio::sync::mpsc::Sender<Out>,
     max: usize,
@@ -646,6 +651,7 @@ impl Transport<RoleServer> for Stdio {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.direct.on_send(&item);
         let tx = self.tx.clone();
         let held = self.flow.on_send(&item);
         async move {
@@ -665,9 +671,13 @@ impl Transport<RoleServer> for Stdio {
             }
             let line = match self.lines.next_line().await {
                 Ok(Some(l)) => l,
-                Ok(None) => return None,
+                Ok(None) => {
+                    self.direct.drain().await;
+                    return None;
+                }
                 Err(e) => {
                     tracing::debug!(error = %e, "stdin closed");
+                    self.direct.drain().await;
                     return None;
                 }
             };
@@ -677,8 +687,12 @@ impl Transport<RoleServer> for Stdio {
                         continue;
                     }
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
-                        Ok(mut msg) => {
+                        Ok(msg) => {
                             (self.observe)(&msg);
+                            self.direct.observe(&msg);
+                            let Some(mut msg) = self.direct.take(msg, &mut self.slot) else {
+                                continue;
+                            };
                             self.flow.on_message(&mut msg, &mut self.slot);
                             return Some(msg);
                         }

@@ -91,6 +91,13 @@ impl Workers {
         }
     }
 
+    /// Queues `f` for a worker now, with nothing to wait on: `f` hands its
+    /// result on itself. A panic in `f` is caught and logged (the worker
+    /// goes on); `f` should catch its own to answer its call.
+    pub fn spawn(&self, f: impl FnOnce() + Send + 'static) {
+        self.push(Box::new(f));
+    }
+
     fn push(&self, job: Job) {
         let sh = &self.shared;
         let now = Instant::now();
@@ -135,7 +142,9 @@ fn work(sh: &Shared) {
             drop(st);
             // The job catches its own panic; this keeps the worker alive
             // should dropping its result panic too.
-            let _ = std::panic::catch_unwind(AssertUnwindSafe(job));
+            if std::panic::catch_unwind(AssertUnwindSafe(job)).is_err() {
+                tracing::error!("a job panicked on a worker thread; the worker goes on");
+            }
             st = lock(&sh.state);
             continue;
         }

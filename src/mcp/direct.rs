@@ -1,0 +1,318 @@
+//! Direct tool calls: a `tools/call` goes from the line reader straight to a
+//! filesystem worker, and its reply from the worker straight to the writer.
+//!
+//! Owns: the fast path for the one request clients send in bulk. Through
+//! rmcp, a call costs a task, a pass of rmcp's service loop on the way in
+//! and another on the way out, and a wake-up of the handler when the worker
+//! is done; a pipelined burst spent most of its time in those hand-offs. A
+//! direct call crosses three threads (reader, worker, writer) and nothing
+//! else.
+//!
+//! It applies only where rmcp would do nothing but call the handler: once
+//! `initialize` was answered with a protocol version before 2026-07-28 and
+//! `notifications/initialized` has arrived, to a `tools/call` of an enabled
+//! tool whose `_meta` holds at most a `progressToken` and that carries no
+//! 2026-07-28 fields. Every other message goes to rmcp as before (a call to
+//! a tool that is not enabled too, so its refusal is rmcp's).
+//!
+//! A direct call keeps the semantics of the rmcp path: it waits for pending
+//! client roots and reserves its reply budget ([`Server::admit`]) without
+//! blocking the reader (when either would wait, a task waits instead); it
+//! holds its call slot until its reply is queued; `notifications/cancelled`
+//! cancels it and drops its reply, as rmcp does; progress notifications go
+//! to the writer ahead of the reply; a panic in the tool is an `isError`
+//! result; the result is shaped for the legacy peer as rmcp shapes it. At
+//! the end of input, the reader waits for direct calls still running (up
+//! to the roots wait plus [`EOF_GRACE`]), so each gets its answer.
+//! May touch: nothing itself (the tools do the filesystem work).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolResult, ClientNotification, ClientRequest, GetMeta, JsonRpcMessage, Notification,
+    ProgressNotificationParam, ProtocolVersion, RequestId, RequestMetaObject, ServerNotification,
+    ServerResult,
+};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+use tokio::sync::mpsc::WeakSender;
+use tokio_util::sync::CancellationToken;
+
+use super::flow::{Held, Reservation, Slot, held_bytes};
+use super::reply;
+use super::server::Server;
+use super::stdio::Out;
+use crate::error::Error;
+use crate::sync::lock;
+use crate::tools::{Progress, Tool};
+
+/// At the end of input, how long the reader waits for direct calls still
+/// running, beyond the roots wait (a call may be waiting for roots that
+/// will now never come, and then fails after that wait).
+pub const EOF_GRACE: Duration = Duration::from_secs(5);
+
+/// Where the session is, as far as direct calls go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Before `initialize` was answered, or answered with a protocol version
+    /// whose requests rmcp treats differently: everything goes to rmcp.
+    Off,
+    /// `initialize` was answered with a legacy version; waiting for
+    /// `notifications/initialized`.
+    Answered,
+    /// Tool calls go direct.
+    On,
+}
+
+/// The direct calls of one session.
+pub struct Direct {
+    server: Server,
+    tx: WeakSender<Out>,
+    calls: Arc<Calls>,
+    phase: Phase,
+    grace: Duration,
+}
+
+/// The direct calls in flight, by request id, with their cancellation.
+#[derive(Default)]
+struct Calls {
+    map: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Notified whenever the map becomes empty.
+    idle: Notify,
+}
+
+impl Calls {
+    /// Takes `id` out; whether it was in (a cancelled call is not).
+    fn remove(&self, id: &RequestId) -> Option<CancellationToken> {
+        let mut map = lock(&self.map);
+        let token = map.remove(id);
+        if map.is_empty() {
+            self.idle.notify_waiters();
+        }
+        token
+    }
+}
+
+impl Direct {
+    /// Direct calls to `server`, answered through the writer queue `tx`;
+    /// `roots_wait` is the session's roots wait.
+    pub fn new(server: Server, tx: WeakSender<Out>, roots_wait: Duration) -> Self {
+        Self {
+            server,
+            tx,
+            calls: Arc::default(),
+            phase: Phase::Off,
+            grace: roots_wait + EOF_GRACE,
+        }
+    }
+
+    /// Sees each message the service sends: the `initialize` answer says
+    /// which protocol version the session speaks.
+    pub fn on_send(&mut self, msg: &TxJsonRpcMessage<RoleServer>) {
+        if let JsonRpcMessage::Response(r) = msg
+            && let ServerResult::InitializeResult(init) = &r.result
+        {
+            self.phase = if init.protocol_version < ProtocolVersion::V_2026_07_28 {
+                Phase::Answered
+            } else {
+                Phase::Off
+            };
+        }
+    }
+
+    /// Sees each incoming message in wire order: `notifications/initialized`
+    /// turns direct calls on; `notifications/cancelled` cancels a direct call
+    /// and drops its reply.
+    pub fn observe(&mut self, msg: &RxJsonRpcMessage<RoleServer>) {
+        let JsonRpcMessage::Notification(n) = msg else {
+            return;
+        };
+        match &n.notification {
+            ClientNotification::InitializedNotification(_) if self.phase == Phase::Answered => {
+                self.phase = Phase::On;
+            }
+            ClientNotification::CancelledNotification(c) => {
+                if let Some(id) = &c.params.request_id
+                    && let Some(token) = self.calls.remove(id)
+                {
+                    token.cancel();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Starts `msg` as a direct call when it is one (taking the call slot
+    /// from `slot`), or gives it back for rmcp.
+    pub fn take(
+        &mut self,
+        msg: RxJsonRpcMessage<RoleServer>,
+        slot: &mut Option<Slot>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
+        if self.phase != Phase::On {
+            return Some(msg);
+        }
+        let JsonRpcMessage::Request(req) = &msg else {
+            return Some(msg);
+        };
+        let ClientRequest::CallToolRequest(call) = &req.request else {
+            return Some(msg);
+        };
+        let p = &call.params;
+        // rmcp moves a request's `_meta` into its extensions.
+        let only_progress = |m: &RequestMetaObject| m.0.0.keys().all(|k| k == "progressToken");
+        let plain_meta =
+            only_progress(req.request.get_meta()) && p.meta.as_ref().is_none_or(only_progress);
+        let legacy = p.input_responses.is_none() && p.request_state.is_none();
+        let Some(tool) = self
+            .server
+            .enabled(&p.name)
+            .filter(|_| plain_meta && legacy)
+        else {
+            return Some(msg);
+        };
+        let progress = req.request.get_meta().get_progress_token();
+        // (Both were matched above.)
+        let JsonRpcMessage::Request(req) = msg else {
+            return None;
+        };
+        let ClientRequest::CallToolRequest(call) = req.request else {
+            return None;
+        };
+        let params = call.params;
+        let cancel = CancellationToken::new();
+        lock(&self.calls.map).insert(req.id.clone(), cancel.clone());
+        let call = Call {
+            server: self.server.clone(),
+            tx: self.tx.clone(),
+            calls: self.calls.clone(),
+            id: req.id,
+            tool,
+            args: params
+                .arguments
+                .map(Value::Object)
+                .unwrap_or_else(|| json!({})),
+            cancel,
+            progress,
+            _slot: slot.take(),
+        };
+        match self.server.admit_now(tool) {
+            Some(admitted) => call.launch(admitted),
+            None => {
+                tokio::spawn(async move {
+                    let admitted = call.server.admit(call.tool).await;
+                    call.launch(admitted);
+                });
+            }
+        }
+        None
+    }
+
+    /// At the end of input: waits until no direct call is running, for at
+    /// most the grace; cancels those still running then (their replies are
+    /// dropped). Cancel-safe.
+    pub async fn drain(&self) {
+        let wait = async {
+            loop {
+                let idle = self.calls.idle.notified();
+                tokio::pin!(idle);
+                idle.as_mut().enable();
+                if lock(&self.calls.map).is_empty() {
+                    return;
+                }
+                idle.await;
+            }
+        };
+        if tokio::time::timeout(self.grace, wait).await.is_err() {
+            let left: Vec<_> = lock(&self.calls.map).drain().collect();
+            tracing::warn!(
+                calls = left.len(),
+                "input ended; calls still running after the grace are cancelled unanswered"
+            );
+            for (_, token) in left {
+                token.cancel();
+            }
+        }
+    }
+}
+
+/// One direct call, from its request to its reply.
+struct Call {
+    server: Server,
+    tx: WeakSender<Out>,
+    calls: Arc<Calls>,
+    id: RequestId,
+    tool: &'static Tool,
+    args: Value,
+    cancel: CancellationToken,
+    progress: Option<rmcp::model::ProgressToken>,
+    /// Freed once the reply is queued.
+    _slot: Option<Slot>,
+}
+
+impl Call {
+    /// Hands the admitted call to a worker.
+    fn launch(self, admitted: Result<Option<Reservation>, Error>) {
+        let server = self.server.clone();
+        server.workers().spawn(move || self.run(admitted));
+    }
+
+    /// On a worker: runs the tool and queues the reply.
+    fn run(mut self, admitted: Result<Option<Reservation>, Error>) {
+        let (result, reservation) = match admitted {
+            Ok(reservation) => {
+                let progress = self.progress.clone().map(|token| self.progress_sink(token));
+                let args = std::mem::take(&mut self.args);
+                let r = self
+                    .server
+                    .execute(self.tool, args, self.cancel.clone(), progress);
+                (r, reservation)
+            }
+            Err(e) => (reply::tool_result(Err(e)), None),
+        };
+        self.answer(result, reservation);
+    }
+
+    /// Progress reports as notifications to the writer, queued ahead of the
+    /// reply. A report that finds the queue full is dropped (a later one
+    /// says more).
+    fn progress_sink(&self, token: rmcp::model::ProgressToken) -> Progress {
+        let tx = self.tx.clone();
+        Progress::new(move |done| {
+            let param = ProgressNotificationParam::new(token.clone(), done as f64);
+            let msg = TxJsonRpcMessage::<RoleServer>::notification(
+                ServerNotification::ProgressNotification(Notification::new(param)),
+            );
+            if let Some(tx) = tx.upgrade() {
+                let _ = tx.try_send(Out::Message(msg, Held::default()));
+            }
+        })
+    }
+
+    /// Queues the reply (waiting for room in the writer's queue), unless the
+    /// call was cancelled.
+    fn answer(self, r: CallToolResult, reservation: Option<Reservation>) {
+        // Held before the call leaves the table, so the writer cannot end
+        // (once input ended and no call is left) before this reply is in.
+        let tx = self.tx.upgrade();
+        if self.calls.remove(&self.id).is_none() {
+            tracing::debug!(id = %self.id, "dropping the reply of a cancelled call");
+            return;
+        }
+        let held = reservation
+            .map(|res| self.server.flow().settle(res, held_bytes(&r)))
+            .unwrap_or_default();
+        let mut result = ServerResult::CallToolResult(r);
+        // What rmcp does to a result for a peer before 2026-07-28.
+        result.strip_result_type_for_legacy_peer();
+        result.strip_non_object_output_for_legacy_peer();
+        let msg = TxJsonRpcMessage::<RoleServer>::response(result, self.id);
+        if let Some(tx) = tx {
+            let _ = tx.blocking_send(Out::Message(msg, held));
+        }
+    }
+}
