@@ -148,3 +148,35 @@ fn stateless_calls_stay_on_rmcps_path() {
         "rmcp did not handle the call: {r}"
     );
 }
+
+/// A direct call cancelled while it waits (here for client roots that never
+/// come) gets no reply, as rmcp drops a cancelled call's reply; the session
+/// goes on.
+#[test]
+fn a_cancelled_direct_call_gets_no_reply() {
+    let env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    let mut server = RawServer::start(&args![env.root(), "--roots-timeout-secs", "1"]);
+    server.initialize_with("2025-06-18", json!({"roots": {"listChanged": true}}));
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "read_text_file", "arguments": {"path": "a.txt"}}})
+    };
+    server.send(&call(5));
+    server.notify(
+        "notifications/cancelled",
+        json!({"requestId": 5, "reason": "test"}),
+    );
+    server.send(&call(6));
+    let mut answered = Vec::new();
+    while let Some(msg) = server.recv(Duration::from_secs(3)) {
+        if msg.get("method").is_none() {
+            answered.push(msg["id"].clone());
+        }
+    }
+    assert_eq!(
+        answered,
+        vec![json!(6)],
+        "only the call not cancelled is answered"
+    );
+}
