@@ -30,6 +30,7 @@ pub mod fs;
 pub mod limits;
 pub mod log;
 pub mod mcp;
+pub mod memory;
 pub mod policy;
 pub mod progress;
 pub mod run;

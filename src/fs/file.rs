@@ -73,6 +73,8 @@ pub(crate) fn open_regular_in(dir: &Dir, rel: &str, given: &str) -> Result<(File
             kind: kind_name(fmd.file_type()),
         });
     }
+    // Before a byte is read: the reply budget this read may hold.
+    crate::memory::file_opened(fmd.len())?;
     Ok((file, fmd.len()))
 }
 

@@ -27,6 +27,7 @@
 //! May touch: nothing itself (the tools do the filesystem work).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,26 +56,25 @@ use crate::tools::{Progress, Tool};
 /// will now never come, and then fails after that wait).
 pub const EOF_GRACE: Duration = Duration::from_secs(5);
 
-/// Where the session is, as far as direct calls go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// Before `initialize` was answered, or answered with a protocol version
-    /// whose requests rmcp treats differently: everything goes to rmcp.
-    Off,
-    /// `initialize` was answered with a legacy version; waiting for
-    /// `notifications/initialized`.
-    Answered,
-    /// Tool calls go direct.
-    On,
-}
+/// Where the session is, as far as direct calls go (an `AtomicU8`: the
+/// writer side sees the `initialize` answer, the reader side the rest).
+/// Before `initialize` was answered, or answered with a protocol version
+/// whose requests rmcp treats differently: everything goes to rmcp.
+const OFF: u8 = 0;
+/// `initialize` was answered with a legacy version; waiting for
+/// `notifications/initialized`.
+const ANSWERED: u8 = 1;
+/// Tool calls go direct.
+const ON: u8 = 2;
 
 /// The direct calls of one session.
 pub struct Direct {
     server: Server,
     tx: WeakSender<Out>,
     calls: Arc<Calls>,
-    phase: Phase,
+    phase: AtomicU8,
     grace: Duration,
+    runtime: tokio::runtime::Handle,
 }
 
 /// The direct calls in flight, by request id, with their cancellation.
@@ -99,41 +99,48 @@ impl Calls {
 
 impl Direct {
     /// Direct calls to `server`, answered through the writer queue `tx`;
-    /// `roots_wait` is the session's roots wait.
-    pub fn new(server: Server, tx: WeakSender<Out>, roots_wait: Duration) -> Self {
+    /// `roots_wait` is the session's roots wait; a call that must wait to
+    /// start waits as a task on `runtime`.
+    pub fn new(
+        server: Server,
+        tx: WeakSender<Out>,
+        roots_wait: Duration,
+        runtime: tokio::runtime::Handle,
+    ) -> Self {
         Self {
             server,
             tx,
             calls: Arc::default(),
-            phase: Phase::Off,
+            phase: AtomicU8::new(OFF),
             grace: roots_wait + EOF_GRACE,
+            runtime,
         }
     }
 
     /// Sees each message the service sends: the `initialize` answer says
     /// which protocol version the session speaks.
-    pub fn on_send(&mut self, msg: &TxJsonRpcMessage<RoleServer>) {
+    pub fn on_send(&self, msg: &TxJsonRpcMessage<RoleServer>) {
         if let JsonRpcMessage::Response(r) = msg
             && let ServerResult::InitializeResult(init) = &r.result
         {
-            self.phase = if init.protocol_version < ProtocolVersion::V_2026_07_28 {
-                Phase::Answered
-            } else {
-                Phase::Off
-            };
+            let legacy = init.protocol_version < ProtocolVersion::V_2026_07_28;
+            self.phase
+                .store(if legacy { ANSWERED } else { OFF }, Ordering::SeqCst);
         }
     }
 
     /// Sees each incoming message in wire order: `notifications/initialized`
     /// turns direct calls on; `notifications/cancelled` cancels a direct call
     /// and drops its reply.
-    pub fn observe(&mut self, msg: &RxJsonRpcMessage<RoleServer>) {
+    pub fn observe(&self, msg: &RxJsonRpcMessage<RoleServer>) {
         let JsonRpcMessage::Notification(n) = msg else {
             return;
         };
         match &n.notification {
-            ClientNotification::InitializedNotification(_) if self.phase == Phase::Answered => {
-                self.phase = Phase::On;
+            ClientNotification::InitializedNotification(_) => {
+                let _ =
+                    self.phase
+                        .compare_exchange(ANSWERED, ON, Ordering::SeqCst, Ordering::SeqCst);
             }
             ClientNotification::CancelledNotification(c) => {
                 if let Some(id) = &c.params.request_id
@@ -149,11 +156,11 @@ impl Direct {
     /// Starts `msg` as a direct call when it is one (taking the call slot
     /// from `slot`), or gives it back for rmcp.
     pub fn take(
-        &mut self,
+        &self,
         msg: RxJsonRpcMessage<RoleServer>,
         slot: &mut Option<Slot>,
     ) -> Option<RxJsonRpcMessage<RoleServer>> {
-        if self.phase != Phase::On {
+        if self.phase.load(Ordering::SeqCst) != ON {
             return Some(msg);
         }
         let JsonRpcMessage::Request(req) = &msg else {
@@ -203,7 +210,7 @@ impl Direct {
         match self.server.admit_now(tool) {
             Some(admitted) => call.launch(admitted),
             None => {
-                tokio::spawn(async move {
+                self.runtime.spawn(async move {
                     let admitted = call.server.admit(call.tool).await;
                     call.launch(admitted);
                 });
@@ -267,10 +274,8 @@ impl Call {
             Ok(reservation) => {
                 let progress = self.progress.clone().map(|token| self.progress_sink(token));
                 let args = std::mem::take(&mut self.args);
-                let r = self
-                    .server
-                    .execute(self.tool, args, self.cancel.clone(), progress);
-                (r, reservation)
+                self.server
+                    .execute(self.tool, args, self.cancel.clone(), progress, reservation)
             }
             Err(e) => (reply::tool_result(Err(e)), None),
         };

@@ -7,14 +7,20 @@
 //! does not read its replies finds stdin full, and the heap stays bounded.
 //!
 //! Requests: the reader takes a call slot before it reads a line; a request
-//! carries its slot (in its rmcp extensions) until its handler is done.
+//! carries its slot (in its rmcp extensions, or in its direct call) until
+//! its reply is queued.
 //!
 //! Reply bytes: a tool call reserves, before its tool runs, the most its
-//! reply can hold while being built ([`reserve_bytes`]); when the reply is
-//! built the reservation shrinks to the bytes the reply holds
-//! ([`held_bytes`]) and is parked under the request id; the transport's
-//! `send` takes it with the reply, and the writer releases it once the reply
-//! is written. The writer escapes the text (up to six bytes per byte) and
+//! reply can hold while being built ([`plan`]). A tool that reads whole
+//! files reserves a small share up front and grows it as it opens each
+//! file, by the file's size, before reading it ([`CallBudget`]): a burst of
+//! small reads then runs side by side, where reserving every read's worst
+//! case (four times `--max-read-bytes`) let two run at once. When the reply
+//! is built the reservation shrinks to the bytes the reply holds
+//! ([`held_bytes`]) and goes with the reply (a direct call's, at once; an
+//! rmcp call's is parked under the request id, and the transport's `send`
+//! takes it with the reply); the writer releases it once the reply is
+//! written. The writer escapes the text (up to six bytes per byte) and
 //! writes it twice (`structuredContent`), but streams both from the one copy
 //! held, so held bytes, not wire bytes, are what is counted.
 //!
@@ -211,29 +217,148 @@ impl Flow {
     }
 }
 
-/// The most a call of `tool` can hold while its reply is built, by the
-/// limits in force. An estimate from how each tool builds its reply; a
-/// reply that ends up larger grows its reservation before it is queued.
-pub fn reserve_bytes(tool: &str, l: &Limits) -> u64 {
+/// What a call of `tool` reserves before it runs and, for a tool that reads
+/// whole files, how much more each file it opens may make it hold
+/// ([`CallBudget`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// Reserved before the tool runs.
+    pub upfront: u64,
+    /// Bytes held per byte of a file opened (at most the read limit of
+    /// the file counts); 0 for tools whose reply is not made of files.
+    pub per_file_byte: u64,
+    /// The most the call can hold by the limits in force: what it grows to
+    /// at most.
+    pub most: u64,
+}
+
+/// The [`Plan`] of a call of `tool` under the limits `l`. The most is an
+/// estimate from how each tool builds its reply; a reply that ends up
+/// larger grows its reservation before it is queued.
+pub fn plan(tool: &str, l: &Limits) -> Plan {
     let walk = MAX_WALK_TEXT_BYTES as u64;
+    let files = |per_file_byte, most| Plan {
+        upfront: SMALL_REPLY,
+        per_file_byte,
+        most,
+    };
+    let fixed = |most| Plan {
+        upfront: most,
+        per_file_byte: 0,
+        most,
+    };
     match tool {
         // The bytes read, plus their text: lossy decoding of invalid UTF-8
         // takes up to three bytes per byte.
-        "read_text_file" => l.max_read_bytes.saturating_mul(4),
+        "read_text_file" => files(4, l.max_read_bytes.saturating_mul(4)),
         // The bytes read, plus base64 (4 per 3).
-        "read_media_file" => l.max_read_bytes.saturating_mul(3),
+        "read_media_file" => files(3, l.max_read_bytes.saturating_mul(3)),
         // The text of the batch (lossy, up to three bytes per byte), plus
         // the bytes of the file being read.
-        "read_multiple_files" => l
-            .max_batch_bytes
-            .saturating_mul(3)
-            .saturating_add(l.max_read_bytes),
-        // The text, plus the walk's entries and the tree built from them.
-        "directory_tree" | "search_files" => walk.saturating_mul(3),
-        "list_directory" | "list_directory_with_sizes" => walk.saturating_mul(2),
+        "read_multiple_files" => files(
+            4,
+            l.max_batch_bytes
+                .saturating_mul(3)
+                .saturating_add(l.max_read_bytes),
+        ),
         // The old text, the new text and the diff.
-        "edit_file" => l.max_read_bytes.saturating_mul(3),
-        _ => SMALL_REPLY,
+        "edit_file" => files(3, l.max_read_bytes.saturating_mul(3)),
+        // The text, plus the walk's entries and the tree built from them.
+        "directory_tree" | "search_files" => fixed(walk.saturating_mul(3)),
+        "list_directory" | "list_directory_with_sizes" => fixed(walk.saturating_mul(2)),
+        _ => fixed(SMALL_REPLY),
+    }
+}
+
+/// The reply budget a running call holds: what it reserved before it
+/// started, grown as it opens files ([`crate::memory`]).
+pub struct CallBudget {
+    flow: Arc<Flow>,
+    plan: Plan,
+    read_limit: u64,
+    cancel: tokio_util::sync::CancellationToken,
+    state: Mutex<Budgeted>,
+}
+
+struct Budgeted {
+    permit: Option<OwnedSemaphorePermit>,
+    /// The bytes the call may hold by the files it opened so far.
+    wanted: u64,
+}
+
+impl CallBudget {
+    /// The budget of a call of the plan `plan` that reserved `reserved`,
+    /// reading files of at most `read_limit` bytes, cancelled by `cancel`.
+    pub fn new(
+        flow: Arc<Flow>,
+        plan: Plan,
+        reserved: Option<Reservation>,
+        read_limit: u64,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Self {
+        Self {
+            flow,
+            plan,
+            read_limit,
+            cancel,
+            state: Mutex::new(Budgeted {
+                permit: reserved.map(|r| r.0),
+                wanted: 0,
+            }),
+        }
+    }
+
+    /// What the call holds now, to shrink to its reply.
+    pub fn take(&self) -> Option<Reservation> {
+        lock(&self.state).permit.take().map(Reservation)
+    }
+}
+
+impl crate::memory::Grant for CallBudget {
+    fn file_opened(&self, bytes: u64) -> crate::error::Result<()> {
+        if self.plan.per_file_byte == 0 {
+            return Ok(());
+        }
+        let mut st = lock(&self.state);
+        let more = bytes
+            .min(self.read_limit)
+            .saturating_mul(self.plan.per_file_byte);
+        st.wanted = st.wanted.saturating_add(more).min(self.plan.most);
+        let want = self
+            .flow
+            .units_for(st.wanted.saturating_add(ENVELOPE).max(self.plan.upfront));
+        let have = st
+            .permit
+            .as_ref()
+            .map_or(0, |p| u32::try_from(p.num_permits()).unwrap_or(u32::MAX));
+        if have >= want {
+            return Ok(());
+        }
+        if let Ok(extra) = self.flow.bytes.clone().try_acquire_many_owned(want - have) {
+            match &mut st.permit {
+                Some(p) => p.merge(extra),
+                None => st.permit = Some(extra),
+            }
+            return Ok(());
+        }
+        // Wait holding nothing: two calls each waiting for more while
+        // holding some could deadlock behind one another.
+        st.permit = None;
+        let acquire = self.flow.bytes.clone().acquire_many_owned(want);
+        let cancel = self.cancel.clone();
+        let got = crate::sync::block_on(async move {
+            tokio::select! {
+                p = acquire => p.ok(),
+                () = cancel.cancelled() => None,
+            }
+        });
+        match got {
+            Some(p) => {
+                st.permit = Some(p);
+                Ok(())
+            }
+            None => Err(crate::error::Error::Cancelled),
+        }
     }
 }
 
@@ -296,6 +421,79 @@ mod tests {
             JsonRpcMessage::response(rmcp::model::ServerResult::empty(()), id);
         drop(flow.on_send(&msg));
         big.await.unwrap().unwrap();
+    }
+
+    fn read_plan() -> Plan {
+        Plan {
+            upfront: 64 * UNIT,
+            per_file_byte: 4,
+            most: 1000 * UNIT,
+        }
+    }
+
+    #[test]
+    fn a_call_grows_its_budget_by_the_files_it_opens() {
+        use crate::memory::Grant as _;
+        let flow = Arc::new(Flow::new(1024 * UNIT, 4));
+        let res = flow.try_reserve(64 * UNIT);
+        let budget = CallBudget::new(flow.clone(), read_plan(), res, u64::MAX, Default::default());
+        assert_eq!(flow.bytes.available_permits(), 960);
+        // A small file fits the share reserved up front.
+        budget.file_opened(UNIT).unwrap();
+        assert_eq!(flow.bytes.available_permits(), 960);
+        // A large one grows it (four bytes per byte, plus the envelope).
+        budget.file_opened(100 * UNIT).unwrap();
+        assert_eq!(flow.bytes.available_permits(), 1024 - 405);
+        // Never past the plan's most.
+        budget.file_opened(10_000 * UNIT).unwrap();
+        assert_eq!(flow.bytes.available_permits(), 23);
+        drop(budget.take());
+        assert_eq!(flow.bytes.available_permits(), 1024);
+    }
+
+    #[test]
+    fn a_call_waits_for_budget_holding_nothing_and_a_cancel_ends_the_wait() {
+        use crate::memory::Grant as _;
+        let flow = Arc::new(Flow::new(1024 * UNIT, 4));
+        let other = flow.try_reserve(900 * UNIT).unwrap();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let budget = Arc::new(CallBudget::new(
+            flow.clone(),
+            read_plan(),
+            flow.try_reserve(64 * UNIT),
+            u64::MAX,
+            cancel.clone(),
+        ));
+        let b = budget.clone();
+        let waiter = std::thread::spawn(move || b.file_opened(100 * UNIT));
+        // It gives back its share and queues for the whole 401 (the
+        // semaphore hands the waiter what is free, so none is left free).
+        let f = flow.clone();
+        let start = std::time::Instant::now();
+        while f.bytes.available_permits() != 0 {
+            assert!(start.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::yield_now();
+        }
+        drop(other);
+        assert!(waiter.join().unwrap().is_ok());
+        assert_eq!(flow.bytes.available_permits(), 1024 - 401);
+
+        // Waiting again, cancelled: an error, and nothing held.
+        let hog = flow.try_reserve(600 * UNIT).unwrap();
+        let b = budget.clone();
+        let waiter = std::thread::spawn(move || b.file_opened(200 * UNIT));
+        while f.bytes.available_permits() != 0 {
+            assert!(start.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::yield_now();
+        }
+        cancel.cancel();
+        assert!(matches!(
+            waiter.join().unwrap(),
+            Err(crate::error::Error::Cancelled)
+        ));
+        assert!(budget.take().is_none());
+        drop(hog);
+        assert_eq!(flow.bytes.available_permits(), 1024);
     }
 
     #[tokio::test]

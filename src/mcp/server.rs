@@ -21,7 +21,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::flow::{Flow, Reservation, held_bytes, reserve_bytes};
+use super::flow::{CallBudget, Flow, Reservation, held_bytes, plan};
 use super::reply;
 use super::roots::ClientRoots;
 use super::workers::Workers;
@@ -171,10 +171,9 @@ impl Server {
         let joined = self
             .inner
             .workers
-            .run(move || this.execute(tool, args, cancel, progress))
+            .run(move || this.execute(tool, args, cancel, progress, reservation))
             .await;
-        let result = joined.unwrap_or_else(|_| panicked(tool));
-        Some((result, reservation))
+        Some(joined.unwrap_or_else(|_| (panicked(tool), None)))
     }
 
     /// The tool called `name`, when it is enabled.
@@ -196,7 +195,7 @@ impl Server {
         Ok(self
             .inner
             .flow
-            .reserve(reserve_bytes(tool.name, &self.inner.limits))
+            .reserve(plan(tool.name, &self.inner.limits).upfront)
             .await)
     }
 
@@ -207,32 +206,47 @@ impl Server {
             Ok(()) => self
                 .inner
                 .flow
-                .try_reserve(reserve_bytes(tool.name, &self.inner.limits))
+                .try_reserve(plan(tool.name, &self.inner.limits).upfront)
                 .map(|r| Ok(Some(r))),
         }
     }
 
     /// Runs an admitted call of `tool` on this thread (a filesystem
-    /// worker), against a snapshot of the roots taken now. A panic inside
-    /// the tool becomes an `isError` result for this call only.
+    /// worker), against a snapshot of the roots taken now, holding the
+    /// reply budget `reserved` (grown as the tool opens files, see
+    /// [`crate::memory`]). Returns the result and the budget held at the
+    /// end. A panic inside the tool becomes an `isError` result for this
+    /// call only.
     pub(super) fn execute(
         &self,
         tool: &'static ToolDef,
         args: Value,
         cancel: CancellationToken,
         progress: Option<Progress>,
-    ) -> CallToolResult {
+        reserved: Option<Reservation>,
+    ) -> (CallToolResult, Option<Reservation>) {
+        let limits = self.inner.limits;
+        let budget = Arc::new(CallBudget::new(
+            self.inner.flow.clone(),
+            plan(tool.name, &limits),
+            reserved,
+            limits.max_read_bytes,
+            cancel.clone(),
+        ));
         let ctx = Ctx {
             scope: self.inner.scope.snapshot(),
-            limits: self.inner.limits,
+            limits,
             cancel,
             progress,
         };
-        let run = std::panic::AssertUnwindSafe(|| tools::dispatch(&ctx, tool, args));
-        match std::panic::catch_unwind(run) {
+        let run = std::panic::AssertUnwindSafe(|| {
+            crate::memory::with_grant(budget.clone(), || tools::dispatch(&ctx, tool, args))
+        });
+        let result = match std::panic::catch_unwind(run) {
             Ok(result) => reply::tool_result(result),
             Err(_) => panicked(tool),
-        }
+        };
+        (result, budget.take())
     }
 
     /// The session's filesystem workers.

@@ -1,11 +1,13 @@
 //! stdio: bounded request lines in, replies serialized straight to stdout.
 //!
-//! Owns: framing, and the one reply writer. [`serve`] runs a whole session
-//! and owns the writer thread's life: it starts it, serves, stops the
-//! runtime, and only then waits for every queued reply to be written, so no
-//! caller has a shutdown step to remember.
+//! Owns: framing, the one reader and the one reply writer. [`serve`] runs a
+//! whole session and owns both threads' lives: it starts them, serves,
+//! stops the runtime, and only then waits for every queued reply to be
+//! written, so no caller has a shutdown step to remember.
 //!
-//! Reading: each line is read with at most `max` bytes kept (rmcp's own
+//! Reading: one thread reads stdin with blocking `read(2)` (tokio's stdin
+//! hands each read to its blocking pool and back, two thread hand-offs per
+//! read). Each line is read with at most `max` bytes kept (rmcp's own
 //! reader drops an oversized line without a reply, and its writer locks per
 //! message, so tuls keeps this one). A longer line is discarded, never
 //! buffered past the bound, and answered with a JSON-RPC error at the
@@ -16,6 +18,9 @@
 //! reader waits for a call slot and free reply budget ([`super::flow`]).
 //! Each message is shown to an observer in wire order before it is handed
 //! on (client roots use it; see [`super::roots::ClientRoots::observe`]).
+//! A plain `tools/call` then starts as a direct call ([`super::direct`]);
+//! every other message goes to rmcp's service loop through a short queue
+//! (the reader waits when it is full, so rmcp's pace bounds what is read).
 //!
 //! Writing: one writer thread serializes each message directly into a
 //! buffered, locked stdout, so a 20 MiB reply is never copied into a second
@@ -31,10 +36,10 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServiceExt};
 use serde::Serialize;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use std::sync::Arc;
 
 use super::direct::Direct;
-use super::flow::{Flow, Held, Slot};
+use super::flow::{Flow, Held};
 use super::reply::mirrors;
 use super::server::Server;
 use crate::text::fmt::Counted;
@@ -283,17 +288,35 @@ pub fn serve(
         .name("tuls-stdout".to_owned())
         .spawn(move || write_loop(rx, hooks))
         .map_err(|e| format!("cannot start the stdout writer: {e}"))?;
+    let (to_service, from_reader) = tokio::sync::mpsc::channel(SERVICE_QUEUE);
+    let direct = Arc::new(Direct::new(
+        server.clone(),
+        tx.downgrade(),
+        server.roots_wait(),
+        runtime.handle().clone(),
+    ));
     let roots = server.client_roots();
-    let direct = Direct::new(server.clone(), tx.downgrade(), server.roots_wait());
-    let transport = Stdio {
-        direct,
-        lines: LineReader::new(tokio::io::stdin(), max_request_bytes),
-        tx,
+    let reader = Reader {
+        lines: LineReader::new(RawStdin, max_request_bytes),
         max: max_request_bytes,
         flow: server.flow(),
-        slot: None,
-        unsent: None,
+        direct: direct.clone(),
         observe: Box::new(move |msg| roots.observe(msg)),
+        replies: tx.downgrade(),
+        service: to_service,
+        runtime: runtime.handle().clone(),
+    };
+    // Not joined: at the end of a session it may still be blocked reading
+    // stdin, and the process exits under it.
+    std::thread::Builder::new()
+        .name("tuls-stdin".to_owned())
+        .spawn(move || reader.run())
+        .map_err(|e| format!("cannot start the stdin reader: {e}"))?;
+    let transport = Stdio {
+        direct,
+        tx,
+        from_reader,
+        flow: server.flow(),
     };
     let result = runtime.block_on(async move {
         let service = match server.serve(transport).await {
@@ -390,20 +413,124 @@ fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
 /// Sees each incoming message in wire order, before the service does.
 type Observer = Box<dyn Fn(&RxJsonRpcMessage<RoleServer>) + Send + Sync>;
 
-/// The server side of stdio.
+/// Messages read and parsed, queued for rmcp's service loop before the
+/// reader waits.
+const SERVICE_QUEUE: usize = 16;
+
+/// The server side of stdio, as rmcp sees it: messages from the reader
+/// thread in, replies to the writer thread out.
 struct Stdio {
-    /// Tool calls that bypass rmcp ([`super::direct`]).
-    direct: Direct,
-    lines: LineReader<tokio::io::Stdin>,
+    /// Sees the `initialize` answer ([`super::direct`]).
+    direct: Arc<Direct>,
     tx: tokio::sync::mpsc::Sender<Out>,
+    from_reader: tokio::sync::mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
+    flow: Arc<Flow>,
+}
+
+/// stdin, read with `read(2)` directly (the reader buffers).
+struct RawStdin;
+
+impl std::io::Read for RawStdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        rustix::io::read(std::io::stdin(), buf).map_err(std::io::Error::from)
+    }
+}
+
+/// The reader thread: reads each line (blocking, on its own thread, so a
+/// burst costs no hand-off per read), answers what is not a message, starts
+/// direct tool calls, and queues everything else for rmcp's service loop.
+struct Reader {
+    lines: LineReader<RawStdin>,
     max: usize,
-    flow: std::sync::Arc<Flow>,
-    /// A call slot taken before reading the next line (kept across a
-    /// cancelled `receive`).
-    slot: Option<Slot>,
-    /// An error reply not yet queued (see [`Stdio::reply_error`]).
-    unsent: Option<Out>,
+    flow: Arc<Flow>,
+    direct: Arc<Direct>,
     observe: Observer,
+    /// The writer's queue, for error replies (weak: a reader still blocked
+    /// on stdin does not keep the writer alive at the end).
+    replies: tokio::sync::mpsc::WeakSender<Out>,
+    service: tokio::sync::mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Reader {
+    fn run(mut self) {
+        let mut slot = None;
+        loop {
+            // Back-pressure: no next line while the calls in flight or the
+            // reply budget are used up.
+            if slot.is_none() {
+                slot = self.runtime.block_on(self.flow.ready_to_read());
+                if slot.is_none() {
+                    return;
+                }
+            }
+            let line = match self.lines.next_line() {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::debug!(error = %e, "stdin closed");
+                    break;
+                }
+            };
+            match line {
+                Line::Complete(bytes) => {
+                    if bytes.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
+                        Ok(msg) => {
+                            (self.observe)(&msg);
+                            self.direct.observe(&msg);
+                            let Some(mut msg) = self.direct.take(msg, &mut slot) else {
+                                continue;
+                            };
+                            self.flow.on_message(&mut msg, &mut slot);
+                            if self.service.blocking_send(msg).is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) => {
+                            if let Some((id, error)) = not_a_message(&bytes, &e) {
+                                self.reply_error(id, error);
+                            }
+                        }
+                    }
+                }
+                Line::Oversized(prefix) => {
+                    tracing::warn!(
+                        max = self.max,
+                        "discarded a request line longer than --max-request-bytes"
+                    );
+                    let error = ErrorData::new(
+                        ErrorCode::INVALID_REQUEST,
+                        format!(
+                            "Request too large: the line exceeds {} bytes (--max-request-bytes); it was discarded",
+                            self.max
+                        ),
+                        None,
+                    );
+                    self.reply_error(top_level_id(&prefix), error);
+                }
+            }
+        }
+        // The end of input: the direct calls still running get their
+        // answers first; then the service sees the end (this sender drops).
+        self.runtime.block_on(self.direct.drain());
+    }
+
+    /// Queues a reply to a line the service never sees.
+    fn reply_error(&self, id: Option<RequestId>, error: ErrorData) {
+        let out = match id {
+            Some(id) => Out::Message(
+                TxJsonRpcMessage::<RoleServer>::error(error, Some(id)),
+                Held::default(),
+            ),
+            None => Out::NullIdError(error),
+        };
+        if let Some(tx) = self.replies.upgrade() {
+            let _ = tx.blocking_send(out);
+        }
+    }
 }
 
 /// One line read by [`LineReader::next_line`].
@@ -416,22 +543,18 @@ pub enum Line {
 }
 
 /// Splits input into bounded lines.
-///
-/// Cancel-safe: rmcp drops the `receive` future when another event wins a
-/// `select!`, so every byte consumed from the reader is recorded in `self`
-/// before the next `await`, and a dropped call resumes where it stopped.
 pub struct LineReader<R> {
-    reader: BufReader<R>,
+    reader: std::io::BufReader<R>,
     buf: Vec<u8>,
     oversized: bool,
     max: usize,
 }
 
-impl<R: AsyncRead + Unpin> LineReader<R> {
+impl<R: std::io::Read> LineReader<R> {
     /// Reads lines from `reader`, keeping at most `max` bytes of each.
     pub fn new(reader: R, max: usize) -> Self {
         Self {
-            reader: BufReader::with_capacity(64 * 1024, reader),
+            reader: std::io::BufReader::with_capacity(64 * 1024, reader),
             buf: Vec::new(),
             oversized: false,
             max,
@@ -439,10 +562,14 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     /// The next line, or `None` at end of input.
-    pub async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+    pub fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+        use std::io::BufRead as _;
         loop {
-            // The only await point; `fill_buf` is cancel-safe.
-            let avail = self.reader.fill_buf().await?;
+            let avail = match self.reader.fill_buf() {
+                Ok(avail) => avail,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
             if avail.is_empty() {
                 if self.buf.is_empty() && !self.oversized {
                     return Ok(None);
@@ -615,35 +742,6 @@ fn not_a_message(bytes: &[u8], e: &serde_json::Error) -> Option<(Option<RequestI
     invalid(id)
 }
 
-impl Stdio {
-    /// Queues a reply to a line the service never sees. Cancel-safe: the
-    /// reply waits in `self` until the queue has room.
-    async fn reply_error(&mut self, id: Option<RequestId>, error: ErrorData) {
-        self.unsent = Some(match id {
-            Some(id) => Out::Message(
-                TxJsonRpcMessage::<RoleServer>::error(error, Some(id)),
-                Held::default(),
-            ),
-            None => Out::NullIdError(error),
-        });
-        self.flush_unsent().await;
-    }
-
-    /// Queues the error reply left by a cancelled [`Stdio::reply_error`].
-    async fn flush_unsent(&mut self) {
-        if self.unsent.is_none() {
-            return;
-        }
-        let Ok(permit) = self.tx.reserve().await else {
-            self.unsent = None;
-            return;
-        };
-        if let Some(out) = self.unsent.take() {
-            permit.send(out);
-        }
-    }
-}
-
 impl Transport<RoleServer> for Stdio {
     type Error = std::io::Error;
 
@@ -662,64 +760,8 @@ impl Transport<RoleServer> for Stdio {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        loop {
-            self.flush_unsent().await;
-            // Back-pressure: no next line while the calls in flight or the
-            // reply budget are used up.
-            if self.slot.is_none() {
-                self.slot = Some(self.flow.ready_to_read().await?);
-            }
-            let line = match self.lines.next_line().await {
-                Ok(Some(l)) => l,
-                Ok(None) => {
-                    self.direct.drain().await;
-                    return None;
-                }
-                Err(e) => {
-                    tracing::debug!(error = %e, "stdin closed");
-                    self.direct.drain().await;
-                    return None;
-                }
-            };
-            match line {
-                Line::Complete(bytes) => {
-                    if bytes.iter().all(u8::is_ascii_whitespace) {
-                        continue;
-                    }
-                    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
-                        Ok(msg) => {
-                            (self.observe)(&msg);
-                            self.direct.observe(&msg);
-                            let Some(mut msg) = self.direct.take(msg, &mut self.slot) else {
-                                continue;
-                            };
-                            self.flow.on_message(&mut msg, &mut self.slot);
-                            return Some(msg);
-                        }
-                        Err(e) => {
-                            if let Some((id, error)) = not_a_message(&bytes, &e) {
-                                self.reply_error(id, error).await;
-                            }
-                        }
-                    }
-                }
-                Line::Oversized(prefix) => {
-                    tracing::warn!(
-                        max = self.max,
-                        "discarded a request line longer than --max-request-bytes"
-                    );
-                    let error = ErrorData::new(
-                        ErrorCode::INVALID_REQUEST,
-                        format!(
-                            "Request too large: the line exceeds {} bytes (--max-request-bytes); it was discarded",
-                            self.max
-                        ),
-                        None,
-                    );
-                    self.reply_error(top_level_id(&prefix), error).await;
-                }
-            }
-        }
+        // Cancel-safe: a message stays in the channel until taken.
+        self.from_reader.recv().await
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
@@ -848,58 +890,58 @@ mod tests {
         }
     }
 
-    async fn lines(input: &[u8], max: usize) -> Vec<Line> {
+    fn lines(input: &[u8], max: usize) -> Vec<Line> {
         let mut r = LineReader::new(input, max);
         let mut out = Vec::new();
-        while let Some(l) = r.next_line().await.unwrap() {
+        while let Some(l) = r.next_line().unwrap() {
             out.push(l);
         }
         out
     }
 
-    #[tokio::test]
-    async fn bounds_at_and_past_the_limit() {
-        let got = lines(b"0123456789\n01234567890\nab", 10).await;
+    #[test]
+    fn bounds_at_and_past_the_limit() {
+        let got = lines(b"0123456789\n01234567890\nab", 10);
         assert_eq!(got.len(), 3);
         assert_eq!(got[0], Line::Complete(b"0123456789".to_vec()));
         assert!(matches!(got[1], Line::Oversized(_)));
         assert_eq!(got[2], Line::Complete(b"ab".to_vec()));
     }
 
-    #[tokio::test]
-    async fn oversized_keeps_only_a_prefix() {
+    #[test]
+    fn oversized_keeps_only_a_prefix() {
         let mut input = vec![b'x'; 100_000];
         input.push(b'\n');
-        let got = lines(&input, 10).await;
+        let got = lines(&input, 10);
         let Line::Oversized(prefix) = &got[0] else {
             panic!("{got:?}")
         };
         assert!(prefix.len() <= ID_PREFIX);
     }
 
-    #[tokio::test]
-    async fn a_cancelled_read_loses_nothing() {
-        // A reader that delivers one byte per poll and is cancelled
-        // (timed out) over and over, as rmcp's select! does.
-        let (mut tx, rx) = tokio::io::duplex(8);
-        let text = b"{\"a\":1}\n{\"b\":2}\n".to_vec();
-        tokio::spawn(async move {
-            use tokio::io::AsyncWriteExt;
-            for b in text {
-                tx.write_all(&[b]).await.unwrap();
-                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-            }
-        });
-        let mut r = LineReader::new(rx, 100);
-        let mut got = Vec::new();
-        while got.len() < 2 {
-            if let Ok(res) =
-                tokio::time::timeout(std::time::Duration::from_millis(1), r.next_line()).await
-            {
-                got.push(res.unwrap().unwrap());
+    #[test]
+    fn a_line_split_across_reads_is_whole() {
+        // A reader that gives one byte per read.
+        struct Trickle<'a>(&'a [u8]);
+        impl std::io::Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let Some((first, rest)) = self.0.split_first() else {
+                    return Ok(0);
+                };
+                buf[0] = *first;
+                self.0 = rest;
+                Ok(1)
             }
         }
-        assert_eq!(got[0], Line::Complete(b"{\"a\":1}".to_vec()));
-        assert_eq!(got[1], Line::Complete(b"{\"b\":2}".to_vec()));
+        let mut r = LineReader::new(Trickle(b"{\"a\":1}\n{\"b\":2}\n"), 100);
+        assert_eq!(
+            r.next_line().unwrap(),
+            Some(Line::Complete(b"{\"a\":1}".to_vec()))
+        );
+        assert_eq!(
+            r.next_line().unwrap(),
+            Some(Line::Complete(b"{\"b\":2}".to_vec()))
+        );
+        assert_eq!(r.next_line().unwrap(), None);
     }
 }
