@@ -28,8 +28,8 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
 use rmcp::model::{
@@ -39,7 +39,6 @@ use rmcp::model::{
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 use tokio::sync::mpsc::WeakSender;
 use tokio_util::sync::CancellationToken;
 
@@ -82,16 +81,17 @@ pub struct Direct {
 struct Calls {
     map: Mutex<HashMap<RequestId, CancellationToken>>,
     /// Notified whenever the map becomes empty.
-    idle: Notify,
+    idle: Condvar,
 }
 
 impl Calls {
-    /// Takes `id` out; whether it was in (a cancelled call is not).
+    /// Takes `id` out, with its token; `None` when it is not in (a
+    /// cancelled call is not).
     fn remove(&self, id: &RequestId) -> Option<CancellationToken> {
         let mut map = lock(&self.map);
         let token = map.remove(id);
         if map.is_empty() {
-            self.idle.notify_waiters();
+            self.idle.notify_all();
         }
         token
     }
@@ -221,28 +221,27 @@ impl Direct {
 
     /// At the end of input: waits until no direct call is running, for at
     /// most the grace; cancels those still running then (their replies are
-    /// dropped). Cancel-safe.
-    pub async fn drain(&self) {
-        let wait = async {
-            loop {
-                let idle = self.calls.idle.notified();
-                tokio::pin!(idle);
-                idle.as_mut().enable();
-                if lock(&self.calls.map).is_empty() {
-                    return;
+    /// dropped).
+    pub fn drain(&self) {
+        let deadline = Instant::now() + self.grace;
+        let mut map = lock(&self.calls.map);
+        while !map.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                tracing::warn!(
+                    calls = map.len(),
+                    "input ended; calls still running after the grace are cancelled unanswered"
+                );
+                for (_, token) in map.drain() {
+                    token.cancel();
                 }
-                idle.await;
+                break;
             }
-        };
-        if tokio::time::timeout(self.grace, wait).await.is_err() {
-            let left: Vec<_> = lock(&self.calls.map).drain().collect();
-            tracing::warn!(
-                calls = left.len(),
-                "input ended; calls still running after the grace are cancelled unanswered"
-            );
-            for (_, token) in left {
-                token.cancel();
-            }
+            map = self
+                .calls
+                .idle
+                .wait_timeout(map, left)
+                .map_or_else(|e| e.into_inner().0, |(m, _)| m);
         }
     }
 }

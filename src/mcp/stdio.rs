@@ -304,7 +304,6 @@ pub fn serve(
         observe: Box::new(move |msg| roots.observe(msg)),
         replies: tx.downgrade(),
         service: to_service,
-        runtime: runtime.handle().clone(),
     };
     // Not joined: at the end of a session it may still be blocked reading
     // stdin, and the process exits under it.
@@ -449,7 +448,6 @@ struct Reader {
     /// on stdin does not keep the writer alive at the end).
     replies: tokio::sync::mpsc::WeakSender<Out>,
     service: tokio::sync::mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
-    runtime: tokio::runtime::Handle,
 }
 
 impl Reader {
@@ -459,7 +457,7 @@ impl Reader {
             // Back-pressure: no next line while the calls in flight or the
             // reply budget are used up.
             if slot.is_none() {
-                slot = self.runtime.block_on(self.flow.ready_to_read());
+                slot = crate::sync::block_on(self.flow.ready_to_read());
                 if slot.is_none() {
                     return;
                 }
@@ -515,7 +513,7 @@ impl Reader {
         }
         // The end of input: the direct calls still running get their
         // answers first; then the service sees the end (this sender drops).
-        self.runtime.block_on(self.direct.drain());
+        self.direct.drain();
     }
 
     /// Queues a reply to a line the service never sees.
