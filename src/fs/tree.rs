@@ -318,7 +318,11 @@ fn walk_dir<F: ParFold>(
         // name with `/`: getdents gives plain names and skips those two).
         let name = OsStr::from_bytes(name);
         if let Ok(fd) = rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
-            let rel = rel_of(&name.to_string_lossy());
+            let rel = if wants_rel {
+                rel_of(&name.to_string_lossy())
+            } else {
+                String::new()
+            };
             *sub = Some(walk_dir(fd, &rel, depth + 1, visitor, shared));
         }
     };

@@ -62,15 +62,19 @@ struct Exclude<'a> {
 /// An upper bound on the bytes `entry` adds to the pretty JSON at `depth`
 /// (its object sits at indentation level 2 * depth - 1, two spaces each).
 fn node_bytes(entry: &Entry, depth: usize) -> usize {
-    let name: usize = entry
-        .name
-        .chars()
-        .map(|c| match c {
-            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            c if c.is_control() => 6,
-            c => c.len_utf8(),
-        })
-        .sum();
+    let name: usize = if is_plain(&entry.name) {
+        entry.name.len()
+    } else {
+        entry
+            .name
+            .chars()
+            .map(|c| match c {
+                '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+                c if c.is_control() => 6,
+                c => c.len_utf8(),
+            })
+            .sum()
+    };
     let per_level = if entry.kind == Kind::Dir { 24 } else { 16 };
     name + per_level * depth + 64
 }
@@ -209,15 +213,19 @@ fn indent(out: &mut impl Sink, levels: usize) {
     }
 }
 
+/// Whether `name` is printable ASCII with nothing to escape in JSON (the
+/// common case: such a name is written as it is).
+fn is_plain(name: &str) -> bool {
+    name.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+}
+
 /// `name` as a JSON string, as serde_json with [`SafeJsonFormatter`]
 /// writes it: `"`, `\` and C0 as serde_json escapes them, DEL and C1 as
 /// `\u00XX` too, so the text holds no raw control character.
 fn put_name(out: &mut impl Sink, name: &str) {
     out.put("\"");
-    if name
-        .bytes()
-        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
-    {
+    if is_plain(name) {
         out.put(name);
     } else {
         let mut buf = [0u8; 4];
