@@ -643,7 +643,7 @@ mod tests {
         for i in items {
             let slot = v.add(&mut out, &i.entry, (), depth);
             if let Some(c) = i.children.as_deref()
-                && (!c.is_empty() || depth % 2 == 0)
+                && (!c.is_empty() || depth.is_multiple_of(2))
             {
                 subs.push((slot, folded(v, c, depth + 1)));
             }
