@@ -2,10 +2,12 @@
 //!
 //! Owns: collecting a directory tree, or folding each of its directories
 //! into a value as it is read ([`fold`]), with a small rayon pool sized to
-//! the cores. Each directory is read once (`getdents`, types from `d_type`), its
-//! entries collected and its `ReadDir` dropped before its subdirectories are
-//! walked in parallel, each opened `O_NOFOLLOW` from its parent's handle
-//! (a directory swapped for a symlink mid-walk is simply not entered).
+//! the cores. Each directory is read once (`getdents`, types from `d_type`)
+//! into its walk thread's reused [`walk::Listing`], and its entries visited
+//! and folded, before its subdirectories are walked in parallel, each opened
+//! `O_NOFOLLOW` from its parent's handle (a directory swapped for a symlink
+//! mid-walk is simply not entered); a directory's handle is closed before
+//! its fold is finished.
 //! Results keep the reference's order: pre-order, names in byte order.
 //! The entry cap is shared by all threads; when it trips, which entries made
 //! it in is unspecified, and the result says it was truncated.
