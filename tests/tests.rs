@@ -40,6 +40,7 @@ mod suite {
     mod search_contents;
     mod spelling;
     mod startup_checks;
+    mod tree_whole;
     mod write;
     mod write_escape;
 }

@@ -21,15 +21,22 @@ use std::os::fd::OwnedFd;
 use rustix::fs::FileType;
 use rustix::io::Errno;
 
+/// The `getdents64` buffer: big enough for a few hundred entries per call.
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
+const GETDENTS_BUF_BYTES: usize = 32 * 1024;
+
 /// Calls `f` with the name and type of each entry of the directory `fd`
 /// (including `.` and `..`), until `f` says to stop. The directory's file
-/// offset moves.
+/// offset moves. `buf` is scratch space the caller may reuse across calls
+/// (so a walk does not allocate a buffer per directory).
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
 pub fn read_dir(
     fd: &OwnedFd,
+    buf: &mut Vec<u8>,
     mut f: impl FnMut(&CStr, FileType) -> std::ops::ControlFlow<()>,
 ) -> Result<(), Errno> {
-    let mut buf: Vec<u8> = Vec::with_capacity(32 * 1024);
+    buf.clear();
+    buf.reserve(GETDENTS_BUF_BYTES);
     let mut iter = rustix::fs::RawDir::new(fd, buf.spare_capacity_mut());
     while let Some(entry) = iter.next() {
         let entry = entry?;
@@ -41,10 +48,12 @@ pub fn read_dir(
 }
 
 /// Calls `f` with the name and type of each entry of the directory `fd`
-/// (including `.` and `..`), until `f` says to stop.
+/// (including `.` and `..`), until `f` says to stop. (`buf` is not used
+/// here.)
 #[cfg(any(not(target_os = "linux"), feature = "portable"))]
 pub fn read_dir(
     fd: &OwnedFd,
+    _buf: &mut Vec<u8>,
     mut f: impl FnMut(&CStr, FileType) -> std::ops::ControlFlow<()>,
 ) -> Result<(), Errno> {
     let mut dir = rustix::fs::Dir::read_from(fd)?;

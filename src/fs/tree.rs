@@ -1,10 +1,13 @@
 //! Parallel, bounded tree walks beneath a root that never follow symlinks.
 //!
-//! Owns: collecting a directory tree with a small rayon pool sized to the
-//! cores. Each directory is read once (`getdents`, types from `d_type`), its
-//! entries collected and its `ReadDir` dropped before its subdirectories are
-//! walked in parallel, each opened `O_NOFOLLOW` from its parent's handle
-//! (a directory swapped for a symlink mid-walk is simply not entered).
+//! Owns: collecting a directory tree, or folding each of its directories
+//! into a value as it is read ([`fold`]), with a small rayon pool sized to
+//! the cores. Each directory is read once (`getdents`, types from `d_type`)
+//! into its walk thread's reused [`walk::Listing`], and its entries visited
+//! and folded, before its subdirectories are walked in parallel, each opened
+//! `O_NOFOLLOW` from its parent's handle (a directory swapped for a symlink
+//! mid-walk is simply not entered); a directory's handle is closed before
+//! its fold is finished.
 //! Results keep the reference's order: pre-order, names in byte order.
 //! The entry cap is shared by all threads; when it trips, which entries made
 //! it in is unspecified, and the result says it was truncated.
@@ -13,7 +16,9 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 
 use cap_std::fs::Dir;
 use rayon::prelude::*;
@@ -102,6 +107,68 @@ pub(crate) fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
+/// A walk that folds each directory into one value on the walk thread that
+/// reads it (so per-directory work, such as rendering, runs in parallel
+/// with the rest of the walk, and nothing is kept per entry unless the fold
+/// keeps it): for each directory, [`ParFold::begin`], then for each entry
+/// that [`ParVisitor::visit`] keeps, in name order, [`ParFold::add`], then
+/// [`ParFold::end`]; then its subdirectories are walked, and the fold of
+/// each one that was descended into is put in its slot by
+/// [`ParFold::fill`].
+pub trait ParFold: ParVisitor {
+    /// What one directory becomes.
+    type Out: Send;
+    /// Starts a directory whose entries are at `depth` (the start
+    /// directory's are at depth 1): at most `entries` of them, with names
+    /// of `name_bytes` bytes in all.
+    fn begin(&self, depth: usize, entries: usize, name_bytes: usize) -> Self::Out;
+    /// Adds a kept entry; returns the slot that [`ParFold::fill`] is given
+    /// with the entry's own fold if it is a directory that gets descended
+    /// into (a directory not descended into is left as it is).
+    fn add(&self, out: &mut Self::Out, entry: &Entry, value: Self::Value, depth: usize) -> usize;
+    /// Ends a directory's own entries.
+    fn end(&self, out: &mut Self::Out, depth: usize);
+    /// Puts `sub`, the fold of the subdirectory added at `slot`.
+    fn fill(&self, out: &mut Self::Out, slot: usize, sub: Self::Out);
+}
+
+/// Collects [`Item`]s: the fold behind [`collect`].
+struct Collect<'a, V>(&'a V);
+
+impl<V: ParVisitor> ParVisitor for Collect<'_, V> {
+    type Value = V::Value;
+    fn visit(&self, rel: &str, entry: &Entry, depth: usize) -> Option<V::Value> {
+        self.0.visit(rel, entry, depth)
+    }
+    fn wants_rel(&self) -> bool {
+        self.0.wants_rel()
+    }
+    fn full(&self) -> bool {
+        self.0.full()
+    }
+}
+
+impl<V: ParVisitor> ParFold for Collect<'_, V> {
+    type Out = Vec<Item<V::Value>>;
+    fn begin(&self, _depth: usize, entries: usize, _name_bytes: usize) -> Self::Out {
+        Vec::with_capacity(entries)
+    }
+    fn add(&self, out: &mut Self::Out, entry: &Entry, value: V::Value, _depth: usize) -> usize {
+        out.push(Item {
+            entry: entry.clone(),
+            value,
+            children: (entry.kind == Kind::Dir).then(Vec::new),
+        });
+        out.len() - 1
+    }
+    fn end(&self, _out: &mut Self::Out, _depth: usize) {}
+    fn fill(&self, out: &mut Self::Out, slot: usize, sub: Self::Out) {
+        if let Some(item) = out.get_mut(slot) {
+            item.children = Some(sub);
+        }
+    }
+}
+
 struct Shared<'a> {
     limits: &'a WalkLimits,
     /// `limits.max_depth`, capped at [`MAX_WALK_DEPTH_CEILING`].
@@ -118,6 +185,17 @@ pub fn collect<V: ParVisitor>(
     limits: &WalkLimits,
     visitor: &V,
 ) -> Result<Walked<V::Value>> {
+    fold(start, limits, &Collect(visitor))
+}
+
+/// Walks the tree under `start`, folding each directory's listing with
+/// `visitor`, and returns the start directory's fold, with the reason the
+/// walk was cut short, if it was.
+pub fn fold<F: ParFold>(
+    start: &Dir,
+    limits: &WalkLimits,
+    visitor: &F,
+) -> Result<(F::Out, Option<Truncation>)> {
     let max_depth = limits.max_depth.min(MAX_WALK_DEPTH_CEILING);
     let shared = Shared {
         limits,
@@ -137,7 +215,7 @@ pub fn collect<V: ParVisitor>(
             "Cannot walk the tree: the walk threads could not be started".to_owned(),
         ));
     };
-    let items = pool.install(walk);
+    let out = pool.install(walk);
     if limits.cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
@@ -150,7 +228,7 @@ pub fn collect<V: ParVisitor>(
     } else {
         None
     };
-    Ok((items, truncated))
+    Ok((out, truncated))
 }
 
 /// How each directory is opened: read-only, must be a directory, and
@@ -159,81 +237,107 @@ fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
-fn walk_dir<V: ParVisitor>(
+/// A subdirectory to walk: its slot in the parent's fold, where its name
+/// is in the parent's name buffer, and, once walked, its fold.
+type Sub<O> = (usize, std::ops::Range<usize>, Option<O>);
+
+fn walk_dir<F: ParFold>(
     dir: OwnedFd,
     prefix: &str,
     depth: usize,
-    visitor: &V,
+    visitor: &F,
     shared: &Shared<'_>,
-) -> Vec<Item<V::Value>> {
+) -> F::Out {
+    let empty = || {
+        let mut out = visitor.begin(depth, 0, 0);
+        visitor.end(&mut out, depth);
+        out
+    };
     if shared.limits.cancel.is_cancelled()
         || shared.entries_cut.load(Ordering::Relaxed)
         || visitor.full()
     {
-        return Vec::new();
-    }
-    let Ok((entries, _)) = walk::read_entries_fd(&dir, false, usize::MAX, prefix) else {
-        return Vec::new();
-    };
-    // Claim this directory's entries against the shared cap.
-    let n = entries.len();
-    let before = shared.visited.fetch_add(n, Ordering::Relaxed);
-    if let Some(p) = &shared.limits.progress {
-        p.report((before + n) as u64);
-    }
-    let allowed = shared.limits.max_entries.saturating_sub(before).min(n);
-    if allowed < n {
-        shared.entries_cut.store(true, Ordering::Relaxed);
+        return empty();
     }
     // An entry's relative path is built when it is needed and not kept: it
     // grows with the depth (up to ~32 KiB at 128 levels of 255-byte names),
     // and keeping one per entry of a wide directory took gigabytes.
     let wants_rel = visitor.wants_rel();
     let rel_of = |name: &str| {
-        if prefix.is_empty() {
+        if !wants_rel {
+            String::new()
+        } else if prefix.is_empty() {
             name.to_owned()
         } else {
             format!("{prefix}/{name}")
         }
     };
-    let mut kept: Vec<Item<V::Value>> = Vec::with_capacity(allowed);
-    for entry in entries.into_iter().take(allowed) {
-        let rel = if wants_rel {
-            rel_of(&entry.name)
-        } else {
-            String::new()
+    // The subdirectories to walk, and their names, one after another.
+    let mut subs: Vec<Sub<F::Out>> = Vec::new();
+    let mut sub_names: Vec<u8> = Vec::new();
+    let read = walk::with_listing(&dir, usize::MAX, |listing, _| {
+        // Claim this directory's entries against the shared cap.
+        let n = listing.len();
+        let before = shared.visited.fetch_add(n, Ordering::Relaxed);
+        if let Some(p) = &shared.limits.progress {
+            p.report((before + n) as u64);
+        }
+        let allowed = shared.limits.max_entries.saturating_sub(before).min(n);
+        if allowed < n {
+            shared.entries_cut.store(true, Ordering::Relaxed);
+        }
+        let mut out = visitor.begin(depth, allowed, listing.name_bytes());
+        // One entry, its name's buffer reused for each.
+        let mut entry = Entry::from_bytes(b"", Kind::Other);
+        for (name, kind) in listing.iter().take(allowed) {
+            entry.set(name, kind);
+            let Some(value) = visitor.visit(&rel_of(&entry.name), &entry, depth) else {
+                continue;
+            };
+            let slot = visitor.add(&mut out, &entry, value, depth);
+            if kind != Kind::Dir {
+                continue;
+            }
+            if depth >= shared.max_depth {
+                shared.depth_cut.store(true, Ordering::Relaxed);
+                continue;
+            }
+            subs.push((slot, sub_names.len()..sub_names.len() + name.len(), None));
+            sub_names.extend_from_slice(name);
+        }
+        visitor.end(&mut out, depth);
+        out
+    });
+    let Ok(mut out) = read else {
+        return empty();
+    };
+    let descend = |(_, name, sub): &mut Sub<F::Out>| {
+        let Some(name) = sub_names.get(name.clone()) else {
+            return;
         };
-        if let Some(value) = visitor.visit(&rel, &entry, depth) {
-            let children = (entry.kind == Kind::Dir).then(Vec::new);
-            kept.push(Item {
-                entry,
-                value,
-                children,
-            });
-        }
-    }
-    let descend = |item: &mut Item<V::Value>| {
-        if item.entry.kind != Kind::Dir {
-            return;
-        }
-        if depth >= shared.max_depth {
-            shared.depth_cut.store(true, Ordering::Relaxed);
-            return;
-        }
         // O_NOFOLLOW: a directory swapped for a symlink is not entered.
         // One entry name beneath this directory's fd (never `.`, `..` or a
         // name with `/`: getdents gives plain names and skips those two).
-        if let Ok(sub) = rustix::fs::openat(&dir, item.entry.os_name(), dir_flags(), Mode::empty())
-        {
-            let rel = rel_of(&item.entry.name);
-            item.children = Some(walk_dir(sub, &rel, depth + 1, visitor, shared));
+        let name = OsStr::from_bytes(name);
+        if let Ok(fd) = rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
+            let rel = if wants_rel {
+                rel_of(&name.to_string_lossy())
+            } else {
+                String::new()
+            };
+            *sub = Some(walk_dir(fd, &rel, depth + 1, visitor, shared));
         }
     };
-    let subdirs = kept.iter().filter(|i| i.entry.kind == Kind::Dir).count();
-    if subdirs > 1 {
-        kept.par_iter_mut().for_each(descend);
+    if subs.len() > 1 {
+        subs.par_iter_mut().for_each(descend);
     } else {
-        kept.iter_mut().for_each(descend);
+        subs.iter_mut().for_each(descend);
     }
-    kept
+    drop(dir);
+    for (slot, _, sub) in subs {
+        if let Some(sub) = sub {
+            visitor.fill(&mut out, slot, sub);
+        }
+    }
+    out
 }

@@ -13,7 +13,7 @@
 use std::ffi::{OsStr, OsString};
 use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 
 use rustix::fs::{AtFlags, FileType};
 use tokio_util::sync::CancellationToken;
@@ -86,48 +86,173 @@ pub fn read_entries_fd(
     given: &str,
 ) -> Result<(Vec<Entry>, bool)> {
     let scandir = |e: rustix::io::Errno| Error::io("scandir", given, &std::io::Error::from(e));
-    let mut out = Vec::new();
-    let mut truncated = false;
-    super::sys::read_dir(fd, |file_name, ft| {
-        let bytes = file_name.to_bytes();
-        if bytes == b"." || bytes == b".." {
-            return ControlFlow::Continue(());
-        }
-        if out.len() >= max {
-            truncated = true;
-            return ControlFlow::Break(());
-        }
-        let mut kind = kind_of(ft);
-        let mut size = None;
-        if ft == FileType::Unknown || (sizes && matches!(kind, Kind::File | Kind::Dir)) {
-            // lstat of one entry name: fstatat(fd, name, AT_SYMLINK_NOFOLLOW).
-            if let Ok(st) = rustix::fs::statat(fd, file_name, AtFlags::SYMLINK_NOFOLLOW) {
-                kind = kind_of(FileType::from_raw_mode(st.st_mode));
-                if matches!(kind, Kind::File | Kind::Dir) {
-                    size = Some(u64::try_from(st.st_size).unwrap_or(0));
+    with_listing(fd, max, |listing, truncated| {
+        let entries = listing
+            .iter()
+            .map(|(bytes, mut kind)| {
+                let mut size = None;
+                if sizes && matches!(kind, Kind::File | Kind::Dir) {
+                    // lstat of one entry name: fstatat(fd, name, AT_SYMLINK_NOFOLLOW).
+                    if let Ok(st) = rustix::fs::statat(fd, bytes, AtFlags::SYMLINK_NOFOLLOW) {
+                        kind = kind_of(FileType::from_raw_mode(st.st_mode));
+                        if matches!(kind, Kind::File | Kind::Dir) {
+                            size = Some(u64::try_from(st.st_size).unwrap_or(0));
+                        }
+                    }
                 }
+                let mut entry = Entry::from_bytes(bytes, kind);
+                entry.size = size;
+                entry
+            })
+            .collect();
+        (entries, truncated)
+    })
+    .map_err(scandir)
+}
+
+impl Entry {
+    /// An entry (without a size) named by the raw `bytes` of a name.
+    pub fn from_bytes(bytes: &[u8], kind: Kind) -> Self {
+        let mut entry = Self {
+            name: String::new(),
+            raw: None,
+            kind,
+            size: None,
+        };
+        entry.set(bytes, kind);
+        entry
+    }
+
+    /// Makes this entry (without a size) the one named by `bytes`, reusing
+    /// its name's buffer.
+    pub fn set(&mut self, bytes: &[u8], kind: Kind) {
+        self.name.clear();
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                self.name.push_str(s);
+                self.raw = None;
+            }
+            Err(_) => {
+                self.name.push_str(&String::from_utf8_lossy(bytes));
+                self.raw = Some(OsString::from_vec(bytes.to_vec()));
             }
         }
-        let (name, raw) = match std::str::from_utf8(bytes) {
-            Ok(s) => (s.to_owned(), None),
-            Err(_) => (
-                String::from_utf8_lossy(bytes).into_owned(),
-                Some(OsString::from_vec(bytes.to_vec())),
-            ),
-        };
-        out.push(Entry {
-            name,
-            raw,
-            kind,
-            size,
-        });
-        ControlFlow::Continue(())
+        self.kind = kind;
+        self.size = None;
+    }
+}
+
+/// The entries of one directory (never `.` or `..`), sorted by name in
+/// byte order, with their names in one buffer: reading a directory into a
+/// reused `Listing` allocates nothing per entry.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The `getdents64` buffer.
+    buf: Vec<u8>,
+    /// The names, one after another.
+    names: Vec<u8>,
+    /// Each entry's name (a range of `names`) and kind, sorted by name.
+    ents: Vec<(usize, usize, Kind)>,
+}
+
+/// A thread's reused [`Listing`] is dropped after reading a directory that
+/// made it hold more than this (names and index), so a huge directory does
+/// not leave its buffers resident.
+const KEEP_LISTING_BYTES: usize = 1 << 20;
+
+impl Listing {
+    /// Reads the entries of the directory `fd` (its file offset moves), at
+    /// most `max` of them; `true` when there were more. Entries whose type
+    /// the kernel does not give are `lstat`ed by name.
+    fn read(&mut self, fd: &OwnedFd, max: usize) -> std::result::Result<bool, rustix::io::Errno> {
+        self.names.clear();
+        self.ents.clear();
+        let mut truncated = false;
+        let (names, ents) = (&mut self.names, &mut self.ents);
+        super::sys::read_dir(fd, &mut self.buf, |file_name, ft| {
+            let bytes = file_name.to_bytes();
+            if bytes == b"." || bytes == b".." {
+                return ControlFlow::Continue(());
+            }
+            if ents.len() >= max {
+                truncated = true;
+                return ControlFlow::Break(());
+            }
+            let mut kind = kind_of(ft);
+            if ft == FileType::Unknown {
+                // lstat of one entry name: fstatat(fd, name, AT_SYMLINK_NOFOLLOW).
+                if let Ok(st) = rustix::fs::statat(fd, file_name, AtFlags::SYMLINK_NOFOLLOW) {
+                    kind = kind_of(FileType::from_raw_mode(st.st_mode));
+                }
+            }
+            ents.push((names.len(), bytes.len(), kind));
+            names.extend_from_slice(bytes);
+            ControlFlow::Continue(())
+        })?;
+        // Names in one directory are distinct, so an unstable sort gives the
+        // same order, without the scratch buffer a stable one allocates.
+        let names = &self.names;
+        let name = |&(at, len, _): &(usize, usize, Kind)| names.get(at..at + len);
+        self.ents.sort_unstable_by(|a, b| name(a).cmp(&name(b)));
+        Ok(truncated)
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.ents.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.ents.is_empty()
+    }
+
+    /// The total bytes of the names.
+    pub fn name_bytes(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Each entry's raw name and kind, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], Kind)> + '_ {
+        self.ents
+            .iter()
+            .map(|&(at, len, kind)| (self.names.get(at..at + len).unwrap_or_default(), kind))
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.buf.capacity()
+            + self.names.capacity()
+            + self.ents.capacity() * std::mem::size_of::<(usize, usize, Kind)>()
+    }
+}
+
+/// Reads the directory `fd` (at most `max` entries; the flag says whether
+/// there were more) into this thread's reused [`Listing`] and calls `f`
+/// with it. `f` must not walk further itself (a nested call reads into a
+/// fresh listing, correct but not reused).
+pub fn with_listing<R>(
+    fd: &OwnedFd,
+    max: usize,
+    f: impl FnOnce(&Listing, bool) -> R,
+) -> std::result::Result<R, rustix::io::Errno> {
+    thread_local! {
+        static LISTING: std::cell::RefCell<Listing> = std::cell::RefCell::default();
+    }
+    LISTING.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut listing) => {
+            let read = listing.read(fd, max);
+            let out = read.map(|truncated| f(&listing, truncated));
+            if listing.held_bytes() > KEEP_LISTING_BYTES {
+                *listing = Listing::default();
+            }
+            out
+        }
+        Err(_) => {
+            let mut listing = Listing::default();
+            let truncated = listing.read(fd, max)?;
+            Ok(f(&listing, truncated))
+        }
     })
-    .map_err(scandir)?;
-    // Names in one directory are distinct, so an unstable sort gives the
-    // same order, without the scratch buffer a stable one allocates.
-    out.sort_unstable_by(|a, b| a.os_name().as_bytes().cmp(b.os_name().as_bytes()));
-    Ok((out, truncated))
 }
 
 fn kind_of(ft: FileType) -> Kind {
