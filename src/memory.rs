@@ -8,7 +8,8 @@
 //! is open. So the MCP edge installs the call's [`Grant`] on the worker
 //! thread that runs it ([`with_grant`]), and the file reader calls
 //! [`file_opened`] with each file's size before reading it, which waits
-//! until that much of the budget is free. Where no grant is installed (the
+//! until that much of the budget is free (and again before it holds more
+//! of a file than its size at open: a file may grow while it is read). Where no grant is installed (the
 //! fuzz targets, unit tests, walk threads) it does nothing.
 //! May touch: nothing.
 

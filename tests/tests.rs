@@ -34,6 +34,7 @@ mod suite {
     mod race;
     mod read;
     mod reply_budget;
+    mod review_edge;
     mod root_moved;
     mod roots;
     mod roots_rules;

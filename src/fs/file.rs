@@ -96,6 +96,7 @@ pub(crate) fn read_all_in(dir: &Dir, rel: &str, given: &str, limit: u64) -> Resu
         return Err(too_large(size));
     }
     let mut buf = read_buffer(usize::try_from(size).unwrap_or(0));
+    let mut covered = Covered(size);
     // Read into the buffer's spare capacity (never zero-filled first), one
     // more byte than the limit allows to see a file that grew past it.
     let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
@@ -104,7 +105,9 @@ pub(crate) fn read_all_in(dir: &Dir, rel: &str, given: &str, limit: u64) -> Resu
             break;
         }
         if buf.len() == buf.capacity() {
-            buf.reserve((buf.capacity() / 2).max(CHUNK).min(cap - buf.len()));
+            let add = (buf.capacity() / 2).max(CHUNK).min(cap - buf.len());
+            covered.cover(buf.len().saturating_add(add) as u64)?;
+            buf.reserve_exact(add);
         }
         let got = match rustix::io::read(&file, rustix::buffer::spare_capacity(&mut buf)) {
             Ok(r) => r,
@@ -114,11 +117,33 @@ pub(crate) fn read_all_in(dir: &Dir, rel: &str, given: &str, limit: u64) -> Resu
         if got == 0 {
             break;
         }
+        // (A reused buffer may have had room past what was covered.)
+        covered.cover(buf.len() as u64)?;
     }
     if buf.len() as u64 > limit {
         return Err(too_large(buf.len() as u64));
     }
     Ok(buf)
+}
+
+/// The bytes of an open file that the call's reply budget covers
+/// ([`crate::memory`]): its size when it was opened, grown before more is
+/// held. A file can hold more than its size at open (a log appended to
+/// meanwhile); each byte past the size is covered before it is kept.
+struct Covered(u64);
+
+impl Covered {
+    /// Covers `total` bytes held (asking for at least a chunk more at a
+    /// time), waiting for the budget like [`crate::memory::file_opened`].
+    fn cover(&mut self, total: u64) -> Result<()> {
+        if total <= self.0 {
+            return Ok(());
+        }
+        let more = (total - self.0).max(CHUNK as u64);
+        crate::memory::file_opened(more)?;
+        self.0 = self.0.saturating_add(more);
+        Ok(())
+    }
 }
 
 /// Whole-file reads at least this big reuse the spare buffer
@@ -166,7 +191,8 @@ pub fn read_head(t: &Target, n: f64, limit: u64) -> Result<String> {
         return Ok(String::new());
     }
     let want = n.ceil().min(u64::MAX as f64) as u64;
-    let (mut file, _) = open_regular(t)?;
+    let (mut file, size) = open_regular(t)?;
+    let mut covered = Covered(size);
     let mut buf = Vec::new();
     let mut newlines = 0u64;
     let mut chunk = vec![0u8; CHUNK];
@@ -179,6 +205,7 @@ pub fn read_head(t: &Target, n: f64, limit: u64) -> Result<String> {
         }
         let part = chunk.get(..got).unwrap_or(&[]);
         newlines += part.iter().filter(|&&b| b == b'\n').count() as u64;
+        covered.cover((buf.len() + part.len()) as u64)?;
         buf.extend_from_slice(part);
         if newlines >= want {
             break;
@@ -204,10 +231,22 @@ pub fn read_tail(t: &Target, n: f64, limit: u64) -> Result<String> {
         if size > limit {
             return Err(scan_limit(given, limit));
         }
+        let mut covered = Covered(size);
         let mut buf = Vec::new();
-        file.take(limit + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| Error::io("read", given, &e))?;
+        let mut chunk = vec![0u8; CHUNK];
+        let mut room = limit.saturating_add(1);
+        while room > 0 {
+            let step = usize::try_from(room).unwrap_or(CHUNK).min(CHUNK);
+            let got = file
+                .read(chunk.get_mut(..step).unwrap_or_default())
+                .map_err(|e| Error::io("read", given, &e))?;
+            if got == 0 {
+                break;
+            }
+            covered.cover((buf.len() + got) as u64)?;
+            buf.extend_from_slice(chunk.get(..got).unwrap_or_default());
+            room -= got as u64;
+        }
         return Ok(tail_of(&String::from_utf8_lossy(&buf), 0));
     }
     // The chunks, last first, are joined once at the end: prepending each
@@ -394,5 +433,73 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A file that grows after it was opened (and measured) is covered by
+    /// the call's reply budget before its bytes are held: the grant asked
+    /// for is at least what each reader returns.
+    #[test]
+    fn bytes_past_the_size_at_open_are_covered_before_they_are_held() {
+        use std::io::Write as _;
+        use std::sync::{Arc, Mutex};
+
+        use crate::sync::lock;
+
+        struct Growing {
+            root: Arc<crate::fs::roots::Root>,
+            granted: Mutex<u64>,
+            grown: Mutex<bool>,
+        }
+        impl crate::memory::Grant for Growing {
+            fn file_opened(&self, bytes: u64) -> Result<()> {
+                *lock(&self.granted) += bytes;
+                let mut grown = lock(&self.grown);
+                if !*grown {
+                    // After the size was taken, before the first read.
+                    *grown = true;
+                    let mut opts = OpenOptions::new();
+                    opts.append(true);
+                    let mut f = self.root.dir.open_with("f", &opts).expect("open");
+                    f.write_all(&vec![b'a'; 3 << 20]).expect("append");
+                }
+                Ok(())
+            }
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = Arc::new(crate::fs::roots::open(tmp.path()).expect("open root"));
+        let target = || {
+            crate::fs::scope::resolve_in(std::slice::from_ref(&root), "f", 4096).expect("resolve")
+        };
+        type Reader<'a> = Box<dyn Fn() -> Result<usize> + 'a>;
+        let readers: [(&str, Reader<'_>); 3] = [
+            (
+                "whole",
+                Box::new(|| read_all(&target(), 32 << 20).map(|b| b.len())),
+            ),
+            (
+                "head",
+                Box::new(|| read_head(&target(), 5.0, 32 << 20).map(|s| s.len())),
+            ),
+            (
+                "tail 0",
+                Box::new(|| read_tail(&target(), 0.0, 32 << 20).map(|s| s.len())),
+            ),
+        ];
+        let mut short = Vec::new();
+        for (what, read) in readers {
+            root.dir.write("f", vec![b'a'; 1000]).expect("write");
+            let grant = Arc::new(Growing {
+                root: root.clone(),
+                granted: Mutex::new(0),
+                grown: Mutex::new(false),
+            });
+            let got = crate::memory::with_grant(grant.clone(), read).expect("read");
+            let granted = *lock(&grant.granted);
+            assert!(got > 3 << 20, "{what}: read {got} bytes");
+            if granted < got as u64 {
+                short.push(format!("{what}: held {got} bytes with {granted} covered"));
+            }
+        }
+        assert!(short.is_empty(), "{short:?}");
     }
 }

@@ -1,0 +1,344 @@
+//! Adversarial review of the MCP edge's fast paths: direct tool calls
+//! (`src/mcp/direct.rs`), the stdin reader thread (`src/mcp/stdio.rs`) and
+//! the reply budget grown by file size (`src/mcp/flow.rs`,
+//! `src/memory.rs`). Ground truth only: replies counted by id, RSS, fds
+//! and threads from `/proc`.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::*;
+
+fn call(id: u64, tool: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": args}})
+}
+
+/// Replies (not notifications, not server requests) read until `quiet`
+/// passes without a message, by id.
+fn replies_until_quiet(server: &mut RawServer, quiet: Duration) -> BTreeMap<String, Vec<Value>> {
+    let mut got: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    while let Some(msg) = server.recv(quiet) {
+        if msg.get("method").is_none() {
+            got.entry(msg["id"].to_string()).or_default().push(msg);
+        }
+    }
+    got
+}
+
+fn count_dir(path: String) -> usize {
+    std::fs::read_dir(path).map(|d| d.count()).unwrap_or(0)
+}
+
+/// A client that declares roots and pipelines more calls than there are
+/// call slots right after `initialized`, before it answers the server's
+/// `roots/list` (it cannot answer sooner: the request comes after what it
+/// already wrote). The answer sits in stdin behind the calls, so the reader
+/// must get to it; if it waits for a call slot first, every slot is held by
+/// a call waiting for that answer, and after the roots wait the session
+/// fails closed with no access.
+#[test]
+#[ignore = "known bug: the reader waits for a call slot before reading a line, so a roots/list answer behind 64+ pipelined calls is never read (the session fails closed after --roots-timeout-secs)"]
+fn a_roots_answer_behind_more_calls_than_slots_is_still_read() {
+    let env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    let mut server = RawServer::start(&args![env.root(), "--roots-timeout-secs", "2"]);
+    server.initialize_with("2025-06-18", json!({"roots": {"listChanged": true}}));
+    const CALLS: u64 = 80;
+    for id in 100..100 + CALLS {
+        server.send(&call(id, "read_text_file", json!({"path": "a.txt"})));
+    }
+    // Now the server's roots/list, answered.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut early = Vec::new();
+    let ask = loop {
+        let msg = server
+            .recv(deadline.saturating_duration_since(Instant::now()))
+            .expect("a roots/list request");
+        if msg["method"] == "roots/list" {
+            break msg;
+        }
+        early.push(msg);
+    };
+    server.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
+        "roots": [{"uri": file_uri(env.root_str())}]}}));
+    let mut got = replies_until_quiet(&mut server, Duration::from_secs(4));
+    for m in early {
+        got.entry(m["id"].to_string()).or_default().push(m);
+    }
+    let failed: Vec<_> = got
+        .values()
+        .flatten()
+        .filter(|m| m["result"]["isError"] == true || m.get("error").is_some())
+        .map(|m| m.to_string())
+        .collect();
+    assert_eq!(got.len() as u64, CALLS, "replies: {got:?}");
+    assert!(
+        failed.is_empty(),
+        "{} calls failed, e.g. {}",
+        failed.len(),
+        failed[0]
+    );
+}
+
+/// At the end of input, direct calls still waiting for client roots that
+/// will never come each get their answer (a roots timeout), none is lost,
+/// and the process exits.
+#[test]
+fn calls_waiting_for_roots_at_the_end_of_input_are_each_answered() {
+    let env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    let mut server = RawServer::start(&args![env.root(), "--roots-timeout-secs", "1"]);
+    server.initialize_with("2025-06-18", json!({"roots": {"listChanged": true}}));
+    for id in 1..=40 {
+        server.send(&call(id, "read_text_file", json!({"path": "a.txt"})));
+    }
+    server.close_stdin();
+    let got = replies_until_quiet(&mut server, Duration::from_secs(4));
+    assert_eq!(got.len(), 40, "{:?}", got.keys());
+    assert!(got.values().all(|v| v.len() == 1));
+    for m in got.values().flatten() {
+        assert_eq!(m["result"]["isError"], true, "{m}");
+    }
+    assert!(server.wait_exit(Duration::from_secs(10)).is_some());
+}
+
+/// Cancellation racing completion: each direct call is answered at most
+/// once, a call whose cancel arrived before it finished may or may not be
+/// answered, and every call not cancelled is answered exactly once. No fd
+/// or thread is left behind.
+#[test]
+fn cancels_racing_completion_never_duplicate_or_lose_a_reply_nor_leak() {
+    let env = TestEnv::new();
+    for i in 0..8 {
+        env.write(format!("f{i}.txt"), "x".repeat(1000 * (i + 1)));
+    }
+    let mut server = RawServer::start(&args![env.root()]);
+    server.initialize("2025-06-18");
+    let pid = server.pid();
+    // Warm up: workers started.
+    for id in 1..=8 {
+        server.send(&call(id, "read_text_file", json!({"path": "f0.txt"})));
+    }
+    let _ = replies_until_quiet(&mut server, Duration::from_millis(500));
+    let fds = count_dir(format!("/proc/{pid}/fd"));
+    let threads = count_dir(format!("/proc/{pid}/task"));
+
+    let mut cancelled = std::collections::BTreeSet::new();
+    for id in 1000..3000u64 {
+        let tool = ["read_text_file", "list_directory", "get_file_info"][id as usize % 3];
+        let path = if tool == "list_directory" {
+            ".".to_owned()
+        } else {
+            format!("f{}.txt", id % 8)
+        };
+        server.send(&call(id, tool, json!({"path": path})));
+        if id % 2 == 0 {
+            server.notify(
+                "notifications/cancelled",
+                json!({"requestId": id, "reason": "race"}),
+            );
+            cancelled.insert(id.to_string());
+        }
+    }
+    let got = replies_until_quiet(&mut server, Duration::from_secs(2));
+    for (id, v) in &got {
+        assert_eq!(v.len(), 1, "id {id} answered {} times", v.len());
+    }
+    for id in 1000..3000u64 {
+        let key = id.to_string();
+        if !cancelled.contains(&key) {
+            assert!(
+                got.contains_key(&key),
+                "call {id} (not cancelled) unanswered"
+            );
+        }
+    }
+    let after_fds = count_dir(format!("/proc/{pid}/fd"));
+    let after_threads = count_dir(format!("/proc/{pid}/task"));
+    eprintln!(
+        "review_edge: {} of 1000 cancelled calls answered anyway; fds {fds} -> {after_fds}, threads {threads} -> {after_threads}",
+        got.keys().filter(|k| cancelled.contains(*k)).count()
+    );
+    assert!(after_fds <= fds, "fds {fds} -> {after_fds}");
+    // Extra workers (started on a stall) may still be idle; the pool's cap.
+    assert!(
+        after_threads <= threads + 32,
+        "threads {threads} -> {after_threads}"
+    );
+    let ok = server.call_tool("read_text_file", json!({"path": "f1.txt"}));
+    raw_reply(&ok).assert_ok();
+}
+
+/// `roots/list_changed` followed at once by a direct call: the call runs
+/// with the new roots, never the old ones (the observer marks the roots
+/// pending before the call is looked at).
+#[test]
+fn a_direct_call_right_after_list_changed_waits_for_the_new_roots() {
+    let env = TestEnv::new();
+    env.write("a/secret.txt", "SECRET-A");
+    env.write("b/ok.txt", "ok");
+    let mut server = RawServer::start(&args![env.root()]);
+    server.initialize_with("2025-06-18", json!({"roots": {"listChanged": true}}));
+    let answer = |server: &mut RawServer, uri: &str| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let msg = server
+                .recv(deadline.saturating_duration_since(Instant::now()))
+                .expect("roots/list");
+            if msg["method"] == "roots/list" {
+                server.send(&json!({"jsonrpc": "2.0", "id": msg["id"],
+                    "result": {"roots": [{"uri": uri}]}}));
+                return;
+            }
+        }
+    };
+    let a = file_uri(env.path_str("a"));
+    let b = file_uri(env.path_str("b"));
+    answer(&mut server, &a);
+    let first = server.call_tool(
+        "read_text_file",
+        json!({"path": env.path_str("a/secret.txt")}),
+    );
+    assert!(first.to_string().contains("SECRET-A"), "{first}");
+    for round in 0..20u64 {
+        // Narrow to b, and read a's file in the same write.
+        let id = 10_000 + round;
+        let line = format!(
+            "{}\n{}\n",
+            json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}),
+            call(
+                id,
+                "read_text_file",
+                json!({"path": env.path_str("a/secret.txt")})
+            )
+        );
+        server.send_bytes(line.as_bytes()).expect("write");
+        answer(&mut server, &b);
+        let reply = server.wait_response(&json!(id));
+        assert!(
+            !reply.to_string().contains("SECRET-A"),
+            "round {round}: a call after list_changed ran with the old roots: {reply}"
+        );
+        // And back to a, for the next round.
+        server.notify("notifications/roots/list_changed", Value::Null);
+        answer(&mut server, &a);
+        let back = server.call_tool(
+            "read_text_file",
+            json!({"path": env.path_str("a/secret.txt")}),
+        );
+        assert!(back.to_string().contains("SECRET-A"), "{back}");
+    }
+}
+
+/// A file that grows after it was opened (a log being appended to) must
+/// not let a read hold more than its share of the reply budget: with a
+/// client that does not read its replies, the server's memory levels off
+/// near `--max-pending-reply-bytes`, however much the files grew. (This
+/// end-to-end check passed before the fix too: a reader chasing an appender
+/// rarely gets far past the size it saw. The deterministic check is the
+/// unit test `fs::file::tests::bytes_past_the_size_at_open_are_covered_before_they_are_held`.)
+#[test]
+#[ignore = "slow: appends hundreds of MiB while about 40 reads race it"]
+fn a_file_growing_while_it_is_read_does_not_escape_the_reply_budget() {
+    const BUDGET: u64 = 4 << 20;
+    const GROWN: usize = 8 << 20;
+    const CALLS: u64 = 40;
+    const SLACK_KIB: u64 = 40 * 1024;
+    let env = TestEnv::new();
+    let log = env.write("grow.log", "");
+    // The appender: the file starts empty, grows to GROWN in 64 KiB
+    // appends as fast as it can, is truncated, and again.
+    let stop = Arc::new(AtomicBool::new(false));
+    let appender = {
+        let stop = stop.clone();
+        let log = log.clone();
+        std::thread::spawn(move || {
+            let chunk = vec![b'a'; 64 << 10];
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&log)
+                .expect("open log");
+            while !stop.load(Ordering::Relaxed) {
+                f.set_len(0).expect("truncate");
+                for _ in 0..GROWN / chunk.len() {
+                    f.write_all(&chunk).expect("append");
+                }
+            }
+        })
+    };
+    let mut child = Command::new(bin())
+        .arg("filesystem")
+        .arg(env.root())
+        .args(["--max-pending-reply-bytes", &BUDGET.to_string()])
+        .args(["--max-reply-chars", "0"])
+        .args(["--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn tuls");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    writeln!(stdin, "{init}").expect("write");
+    let mut line = Vec::new();
+    stdout
+        .read_until(b'\n', &mut line)
+        .expect("initialize answer");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    let base = status_kib(pid, "VmRSS");
+    // Written from a thread: the server may stop reading (back-pressure).
+    let path = env.path_str("grow.log");
+    let writer = std::thread::spawn(move || {
+        for id in 1..=CALLS {
+            let req = call(id, "read_text_file", json!({"path": path}));
+            if writeln!(stdin, "{req}").is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        stdin
+    });
+    // Never read: the peak must level off under the budget plus slack.
+    let limit = base + BUDGET / 1024 + SLACK_KIB;
+    let mut last = 0;
+    let mut still = Instant::now();
+    let mut over = None;
+    while still.elapsed() < Duration::from_secs(3) {
+        let hwm = status_kib(pid, "VmHWM");
+        if hwm > limit {
+            over = Some(hwm);
+            break;
+        }
+        if hwm != last {
+            last = hwm;
+            still = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = appender.join();
+    let _ = writer.join();
+    if let Some(hwm) = over {
+        panic!(
+            "peak RSS {hwm} KiB past {limit} KiB (started at {base} KiB) with unread replies of a growing file"
+        );
+    }
+    eprintln!("review_edge: peak RSS {last} KiB (started at {base} KiB, limit {limit} KiB)");
+}
