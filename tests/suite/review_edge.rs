@@ -342,3 +342,92 @@ fn a_file_growing_while_it_is_read_does_not_escape_the_reply_budget() {
     }
     eprintln!("review_edge: peak RSS {last} KiB (started at {base} KiB, limit {limit} KiB)");
 }
+
+/// Two calls with the same id in flight: rmcp keeps one cancellation token
+/// per id, so the first reply takes the id and the second reply is dropped
+/// (unless the first was answered before the second arrived: then both).
+/// Direct calls keep the same table semantics: one or two replies per
+/// reused id, as on rmcp's path, never none.
+#[test]
+fn a_reused_id_gets_as_many_replies_as_on_rmcps_path() {
+    let env = TestEnv::new();
+    env.write("a.txt", "A");
+    env.write("b.txt", "B");
+    let mut server = RawServer::start(&args![env.root()]);
+    server.initialize("2025-06-18");
+    let mut counts = Vec::new();
+    for (base, meta) in [
+        (100u64, json!(null)),
+        (200, json!({"tuls.test/route": "rmcp"})),
+    ] {
+        for round in 0..10 {
+            let id = base * 1000 + round;
+            for path in ["a.txt", "b.txt"] {
+                let mut c = call(id, "read_text_file", json!({"path": path}));
+                if !meta.is_null() {
+                    c["params"]["_meta"] = meta.clone();
+                }
+                server.send(&c);
+            }
+        }
+        let got = replies_until_quiet(&mut server, Duration::from_millis(1500));
+        counts.push(got.values().map(Vec::len).collect::<Vec<_>>());
+    }
+    for (path, c) in ["direct", "rmcp"].iter().zip(&counts) {
+        assert_eq!(c.len(), 10, "{path}: an id got no reply: {c:?}");
+        assert!(c.iter().all(|n| (1..=2).contains(n)), "{path}: {c:?}");
+    }
+    assert!(server.is_alive());
+}
+
+/// The client closes its end of stdout: replies cannot be written, the
+/// direct calls still finish, and at the end of input the process exits
+/// (nothing waits forever on the writer).
+#[test]
+fn a_closed_stdout_does_not_hang_the_end_of_the_session() {
+    let env = TestEnv::new();
+    env.write("a.txt", "x".repeat(100_000));
+    let mut child = Command::new(bin())
+        .arg("filesystem")
+        .arg(env.root())
+        .args(["--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn tuls");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    writeln!(stdin, "{init}").expect("write");
+    let mut line = Vec::new();
+    stdout
+        .read_until(b'\n', &mut line)
+        .expect("initialize answer");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    drop(stdout);
+    for id in 1..=300 {
+        let req = call(id, "read_text_file", json!({"path": env.path_str("a.txt")}));
+        if writeln!(stdin, "{req}").is_err() {
+            break;
+        }
+    }
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("tuls did not exit after its stdout closed and its input ended");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
