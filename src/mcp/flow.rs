@@ -11,11 +11,12 @@
 //! its reply is queued.
 //!
 //! Reply bytes: a tool call reserves, before its tool runs, the most its
-//! reply can hold while being built ([`plan`]). A tool that reads whole
-//! files reserves a small share up front and grows it as it opens each
-//! file, by the file's size, before reading it ([`CallBudget`]): a burst of
-//! small reads then runs side by side, where reserving every read's worst
-//! case (four times `--max-read-bytes`) let two run at once. When the reply
+//! reply can hold while being built ([`plan`]). A tool that reads one whole
+//! file reserves a small share up front and grows it once the file is open,
+//! by the file's size, before reading it ([`CallBudget`]): a burst of small
+//! reads then runs side by side, where reserving every read's worst case
+//! (four times `--max-read-bytes`) let two run at once. (Not a batch: it
+//! would wait for more while holding the files it read, uncounted.) When the reply
 //! is built the reservation shrinks to the bytes the reply holds
 //! ([`held_bytes`]) and goes with the reply (a direct call's, at once; an
 //! rmcp call's is parked under the request id, and the transport's `send`
@@ -254,9 +255,12 @@ pub fn plan(tool: &str, l: &Limits) -> Plan {
         // The bytes read, plus base64 (4 per 3).
         "read_media_file" => files(3, l.max_read_bytes.saturating_mul(3)),
         // The text of the batch (lossy, up to three bytes per byte), plus
-        // the bytes of the file being read.
-        "read_multiple_files" => files(
-            4,
+        // the bytes of the file being read; all of it up front. A batch
+        // holds the text of the files it read while it opens the next, so
+        // growing its share file by file would mean waiting for more while
+        // holding text the budget no longer counts (a wait must hold
+        // nothing, or two calls could deadlock).
+        "read_multiple_files" => fixed(
             l.max_batch_bytes
                 .saturating_mul(3)
                 .saturating_add(l.max_read_bytes),

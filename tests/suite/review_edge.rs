@@ -431,3 +431,147 @@ fn a_closed_stdout_does_not_hang_the_end_of_the_session() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// `read_multiple_files` grows its reply budget file by file, and a call
+/// that must wait for more gives back what it holds first (so that two
+/// calls cannot deadlock) — while it still holds the text of the files it
+/// has read. With many workers (started by a burst of slow calls), each
+/// waiting call then holds its first file uncounted: the server's memory
+/// must still level off near `--max-pending-reply-bytes` for a client that
+/// does not read its replies.
+#[test]
+#[ignore = "slow: starts the whole worker pool with 32 searches of a 30 MB file"]
+fn batches_waiting_for_more_budget_hold_nothing_uncounted() {
+    const BUDGET: u64 = 16 << 20;
+    const SLACK_KIB: u64 = 12 * 1024;
+    const BATCHES: u64 = 30;
+    let env = TestEnv::new();
+    env.write(
+        "big.txt",
+        "abcdefghij".repeat(10).add_line().repeat(300_000),
+    );
+    // The first file takes most of the budget (four bytes per byte), the
+    // second then needs all of it.
+    let line = "0123456789abcdef".repeat(4).add_line();
+    env.write("f1.txt", line.repeat(48_000)); // ~3 MiB
+    env.write("f2.txt", line.repeat(16_000)); // ~1 MiB
+    let mut child = Command::new(bin())
+        .arg("filesystem")
+        .arg(env.root())
+        .args(["--max-pending-reply-bytes", &BUDGET.to_string()])
+        .args(["--max-reply-chars", "0"])
+        .args(["--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn tuls");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    writeln!(stdin, "{init}").expect("write");
+    let mut line = Vec::new();
+    stdout
+        .read_until(b'\n', &mut line)
+        .expect("initialize answer");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    // Slow calls, paced so that the queue stalls and workers are added.
+    for id in 1..=32 {
+        let req = call(
+            id,
+            "search_file_contents",
+            json!({"path": env.path_str("big.txt"), "pattern": "zq[0-9]+x"}),
+        );
+        writeln!(stdin, "{req}").expect("write");
+        stdin.flush().expect("flush");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    for _ in 0..32 {
+        line.clear();
+        stdout.read_until(b'\n', &mut line).expect("search reply");
+    }
+    let threads = count_dir(format!("/proc/{pid}/task"));
+    let workers = worker_threads(pid);
+    let base = status_kib(pid, "VmRSS");
+    let hwm_before = status_kib(pid, "VmHWM");
+    let paths = [env.path_str("f1.txt"), env.path_str("f2.txt")];
+    // A search for every worker, then the batches: they queue behind the
+    // searches, so they are all read before any of them runs, and then
+    // run side by side.
+    let mut burst = String::new();
+    let searches = (workers as u64 + 2).min(64 - BATCHES);
+    for id in 50..50 + searches {
+        let req = call(
+            id,
+            "search_file_contents",
+            json!({"path": env.path_str("big.txt"), "pattern": "zq[0-9]+x"}),
+        );
+        burst.push_str(&req.to_string());
+        burst.push('\n');
+    }
+    for id in 100..100 + BATCHES {
+        burst.push_str(&call(id, "read_multiple_files", json!({"paths": paths})).to_string());
+        burst.push('\n');
+    }
+    // From a thread: the server may stop reading (back-pressure).
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(burst.as_bytes());
+        let _ = stdin.flush();
+        stdin
+    });
+    let limit = base.max(hwm_before) + BUDGET / 1024 + SLACK_KIB;
+    let mut last = 0;
+    let mut over = None;
+    // The searches take a few seconds on a small machine; then the batches.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(12) && over.is_none() {
+        let hwm = status_kib(pid, "VmHWM");
+        if hwm > limit {
+            over = Some(hwm);
+        }
+        last = hwm;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = writer.join();
+    eprintln!(
+        "review_edge: {threads} threads, {workers} workers; RSS {base} KiB (peak before {hwm_before} KiB) -> peak {last} KiB, limit {limit} KiB"
+    );
+    if let Some(hwm) = over {
+        panic!(
+            "peak RSS {hwm} KiB past {limit} KiB: batches waiting for budget held their first files uncounted"
+        );
+    }
+}
+
+trait AddLine {
+    fn add_line(&self) -> String;
+}
+
+impl AddLine for str {
+    fn add_line(&self) -> String {
+        format!("{self}\n")
+    }
+}
+
+/// The server's filesystem worker threads (named `tuls-fs-N`).
+fn worker_threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with("tuls-fs-"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
