@@ -575,3 +575,66 @@ fn worker_threads(pid: u32) -> usize {
         })
         .unwrap_or(0)
 }
+
+/// Progress of a direct call: the same notifications as on rmcp's path
+/// (method, token, fields), and every one of them before the reply.
+#[test]
+fn direct_progress_matches_rmcps_and_precedes_the_reply() {
+    let env = TestEnv::new();
+    for d in 0..20 {
+        for f in 0..20 {
+            env.write(format!("d{d:02}/f{f:02}.txt"), "TODO\n");
+        }
+    }
+    let mut server =
+        RawServer::start_with_env(&args![env.root()], &[("TULS_DEBUG_PROGRESS_NOW", "1")]);
+    server.initialize("2025-06-18");
+    let mut shapes = Vec::new();
+    for (id, meta) in [
+        (1, json!({"progressToken": "tok"})),
+        (
+            2,
+            json!({"progressToken": "tok", "tuls.test/route": "rmcp"}),
+        ),
+    ] {
+        server.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "search_file_contents",
+            "arguments": {"path": ".", "pattern": "TODO", "outputMode": "count"},
+            "_meta": meta}}),
+        );
+        let mut seen = Vec::new();
+        let mut after_reply = 0;
+        let mut replied = false;
+        while let Some(msg) = server.recv(Duration::from_millis(500)) {
+            if msg.get("method").is_none() {
+                assert_eq!(msg["id"], id, "{msg}");
+                replied = true;
+                continue;
+            }
+            assert_eq!(msg["method"], "notifications/progress", "{msg}");
+            if replied {
+                after_reply += 1;
+            }
+            let mut keys: Vec<String> = msg["params"]
+                .as_object()
+                .expect("params")
+                .keys()
+                .cloned()
+                .collect();
+            keys.sort();
+            seen.push((keys, msg["params"]["progressToken"].clone()));
+        }
+        assert!(replied, "call {id} unanswered");
+        assert!(!seen.is_empty(), "call {id}: no progress");
+        if id == 1 {
+            assert_eq!(after_reply, 0, "direct progress after its reply");
+        }
+        seen.dedup();
+        shapes.push(seen);
+    }
+    assert_eq!(
+        shapes[0], shapes[1],
+        "direct vs rmcp progress notifications"
+    );
+}
