@@ -16,7 +16,8 @@
 //! by the file's size, before reading it ([`CallBudget`]): a burst of small
 //! reads then runs side by side, where reserving every read's worst case
 //! (four times `--max-read-bytes`) let two run at once. (Not a batch: it
-//! would wait for more while holding the files it read, uncounted.) When the reply
+//! would wait for more while holding the files it read, uncounted; nor an
+//! edit: its reply is made of the request's new text as much as the file.) When the reply
 //! is built the reservation shrinks to the bytes the reply holds
 //! ([`held_bytes`]) and goes with the reply (a direct call's, at once; an
 //! rmcp call's is parked under the request id, and the transport's `send`
@@ -265,8 +266,11 @@ pub fn plan(tool: &str, l: &Limits) -> Plan {
                 .saturating_mul(3)
                 .saturating_add(l.max_read_bytes),
         ),
-        // The old text, the new text and the diff.
-        "edit_file" => files(3, l.max_read_bytes.saturating_mul(3)),
+        // The old text, the new text and the diff; all of it up front: the
+        // new text comes from the request, not the file, so growing the
+        // share by the file's size would not cover it (a tiny file edited
+        // with a large newText makes a large diff).
+        "edit_file" => fixed(l.max_read_bytes.saturating_mul(3)),
         // The text, plus the walk's entries and the tree built from them.
         "directory_tree" | "search_files" => fixed(walk.saturating_mul(3)),
         "list_directory" | "list_directory_with_sizes" => fixed(walk.saturating_mul(2)),

@@ -638,3 +638,82 @@ fn direct_progress_matches_rmcps_and_precedes_the_reply() {
         "direct vs rmcp progress notifications"
     );
 }
+
+/// `edit_file` builds a reply from the request's new text as much as from
+/// the file: a tiny file edited with a large `newText` (dry run, so the file
+/// stays as it is) makes a large diff. Its reply budget must cover that,
+/// not only the file's size: with a client that does not read its replies,
+/// the server's memory levels off near `--max-pending-reply-bytes`.
+#[test]
+#[ignore = "slow: writes 80 MiB of edit requests"]
+fn edits_with_large_new_text_stay_within_the_reply_budget() {
+    const BUDGET: u64 = 16 << 20;
+    const SLACK_KIB: u64 = 24 * 1024;
+    const EDITS: u64 = 40;
+    const NEW: usize = 2 << 20;
+    let env = TestEnv::new();
+    env.write("tiny.txt", "a\n");
+    let mut child = Command::new(bin())
+        .arg("filesystem")
+        .arg(env.root())
+        .args(["--max-pending-reply-bytes", &BUDGET.to_string()])
+        .args(["--max-reply-chars", "0"])
+        .args(["--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn tuls");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    writeln!(stdin, "{init}").expect("write");
+    let mut line = Vec::new();
+    stdout
+        .read_until(b'\n', &mut line)
+        .expect("initialize answer");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    let base = status_kib(pid, "VmRSS");
+    let path = env.path_str("tiny.txt");
+    let writer = std::thread::spawn(move || {
+        let new = "b".repeat(NEW - 1) + "\n";
+        for id in 1..=EDITS {
+            let req = call(
+                id,
+                "edit_file",
+                json!({"path": path, "dryRun": true,
+                    "edits": [{"oldText": "a\n", "newText": new}]}),
+            );
+            if writeln!(stdin, "{req}").is_err() {
+                break;
+            }
+        }
+        stdin
+    });
+    let limit = base + BUDGET / 1024 + SLACK_KIB;
+    let mut last = 0;
+    let mut over = None;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(15) {
+        let hwm = status_kib(pid, "VmHWM");
+        if hwm > limit && over.is_none() {
+            over = Some(hwm);
+        }
+        last = hwm;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = writer.join();
+    eprintln!("review_edge: edits: RSS {base} KiB -> peak {last} KiB, limit {limit} KiB");
+    if over.is_some() {
+        panic!("peak RSS {last} KiB past {limit} KiB with unread replies of edits of a tiny file");
+    }
+}
