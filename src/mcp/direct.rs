@@ -21,7 +21,9 @@
 //! holds its call slot until its reply is queued; `notifications/cancelled`
 //! cancels it and drops its reply, as rmcp does; progress notifications go
 //! to the writer ahead of the reply; a panic in the tool is an `isError`
-//! result; the result is shaped for the legacy peer as rmcp shapes it. At
+//! result; the result is shaped for the legacy peer as rmcp shapes it; a
+//! call dropped before it ran (no worker thread could start) is answered
+//! with an `isError` result, as on rmcp's path. At
 //! the end of input, the reader waits for direct calls still running (up
 //! to the roots wait plus [`EOF_GRACE`]), so each gets its answer.
 //! May touch: nothing itself (the tools do the filesystem work).
@@ -206,6 +208,7 @@ impl Direct {
             cancel,
             progress,
             _slot: slot.take(),
+            answered: false,
         };
         match self.server.admit_now(tool) {
             Some(admitted) => call.launch(admitted),
@@ -258,6 +261,37 @@ struct Call {
     progress: Option<rmcp::model::ProgressToken>,
     /// Freed once the reply is queued.
     _slot: Option<Slot>,
+    /// Set once the call is answered (or its reply dropped as cancelled).
+    answered: bool,
+}
+
+impl Drop for Call {
+    /// A call dropped unanswered (no worker thread could be started, or the
+    /// runtime stopped while it waited to start) is answered as rmcp's
+    /// path answers it, without waiting (this may run on the reader or on
+    /// the runtime): an `isError` result.
+    fn drop(&mut self) {
+        if self.answered || self.calls.remove(&self.id).is_none() {
+            return;
+        }
+        tracing::error!(id = %self.id, tool = self.tool.name, "a call was dropped before it ran");
+        let r = reply::tool_result(Err(Error::Panicked {
+            tool: self.tool.name,
+        }));
+        let msg = legacy_response(r, self.id.clone());
+        if let Some(tx) = self.tx.upgrade() {
+            let _ = tx.try_send(Out::Message(msg, Held::default()));
+        }
+    }
+}
+
+/// The reply to a call, shaped as rmcp shapes a result for a peer before
+/// 2026-07-28.
+fn legacy_response(r: CallToolResult, id: RequestId) -> TxJsonRpcMessage<RoleServer> {
+    let mut result = ServerResult::CallToolResult(r);
+    result.strip_result_type_for_legacy_peer();
+    result.strip_non_object_output_for_legacy_peer();
+    TxJsonRpcMessage::<RoleServer>::response(result, id)
 }
 
 impl Call {
@@ -299,7 +333,8 @@ impl Call {
 
     /// Queues the reply (waiting for room in the writer's queue), unless the
     /// call was cancelled.
-    fn answer(self, r: CallToolResult, reservation: Option<Reservation>) {
+    fn answer(mut self, r: CallToolResult, reservation: Option<Reservation>) {
+        self.answered = true;
         // Held before the call leaves the table, so the writer cannot end
         // (once input ended and no call is left) before this reply is in.
         let tx = self.tx.upgrade();
@@ -310,11 +345,7 @@ impl Call {
         let held = reservation
             .map(|res| self.server.flow().settle(res, held_bytes(&r)))
             .unwrap_or_default();
-        let mut result = ServerResult::CallToolResult(r);
-        // What rmcp does to a result for a peer before 2026-07-28.
-        result.strip_result_type_for_legacy_peer();
-        result.strip_non_object_output_for_legacy_peer();
-        let msg = TxJsonRpcMessage::<RoleServer>::response(result, self.id);
+        let msg = legacy_response(r, self.id.clone());
         if let Some(tx) = tx {
             let _ = tx.blocking_send(Out::Message(msg, held));
         }

@@ -124,6 +124,13 @@ impl Flow {
         Some(Slot(slot))
     }
 
+    /// [`Flow::ready_to_read`] without waiting.
+    pub fn try_ready_to_read(&self) -> Option<Slot> {
+        let slot = self.calls.clone().try_acquire_owned().ok()?;
+        drop(self.bytes.try_acquire().ok()?);
+        Some(Slot(slot))
+    }
+
     /// Sees each message as it is handed to rmcp: a request takes `slot`
     /// and enters the ledger; `notifications/cancelled` takes its request
     /// out (rmcp drops a cancelled call's reply, so its budget goes now).

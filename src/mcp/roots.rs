@@ -135,6 +135,12 @@ impl ClientRoots {
         self.in_use.load(Ordering::SeqCst)
     }
 
+    /// Whether calls wait for a `roots/list` answer the client has not sent
+    /// yet (it may sit in stdin behind the calls that wait for it).
+    pub fn pending(&self) -> bool {
+        *self.state.borrow() == State::Pending
+    }
+
     /// Observes each incoming message in wire order, before any later one is
     /// read: `roots/list_changed` marks the roots Pending (and any
     /// outstanding answer stale) at once, closing the window in which a call

@@ -42,6 +42,7 @@ use super::direct::Direct;
 use super::flow::{Flow, Held};
 use super::reply::mirrors;
 use super::server::Server;
+use crate::limits::MAX_CALLS_IN_FLIGHT;
 use crate::text::fmt::Counted;
 
 #[derive(Serialize)]
@@ -301,7 +302,11 @@ pub fn serve(
         max: max_request_bytes,
         flow: server.flow(),
         direct: direct.clone(),
-        observe: Box::new(move |msg| roots.observe(msg)),
+        observe: Box::new({
+            let roots = roots.clone();
+            move |msg| roots.observe(msg)
+        }),
+        awaits_client: Box::new(move || roots.pending()),
         replies: tx.downgrade(),
         service: to_service,
     };
@@ -412,6 +417,11 @@ fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
 /// Sees each incoming message in wire order, before the service does.
 type Observer = Box<dyn Fn(&RxJsonRpcMessage<RoleServer>) + Send + Sync>;
 
+/// The JSON-RPC error code (implementation-defined server error) of a
+/// request refused because every call slot is held by calls waiting for
+/// the client.
+const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
+
 /// Messages read and parsed, queued for rmcp's service loop before the
 /// reader waits.
 const SERVICE_QUEUE: usize = 16;
@@ -444,6 +454,11 @@ struct Reader {
     flow: Arc<Flow>,
     direct: Arc<Direct>,
     observe: Observer,
+    /// Whether calls in flight may be waiting for an answer the client has
+    /// not sent yet (its `roots/list` answer): then the reader reads on
+    /// when no call slot is free, since that answer may be behind the calls
+    /// that hold every slot, and refuses a request it cannot give a slot.
+    awaits_client: Box<dyn Fn() -> bool + Send>,
     /// The writer's queue, for error replies (weak: a reader still blocked
     /// on stdin does not keep the writer alive at the end).
     replies: tokio::sync::mpsc::WeakSender<Out>,
@@ -457,6 +472,9 @@ impl Reader {
             // Back-pressure: no next line while the calls in flight or the
             // reply budget are used up.
             if slot.is_none() {
+                slot = self.flow.try_ready_to_read();
+            }
+            if slot.is_none() && !(self.awaits_client)() {
                 slot = crate::sync::block_on(self.flow.ready_to_read());
                 if slot.is_none() {
                     return;
@@ -479,6 +497,15 @@ impl Reader {
                         Ok(msg) => {
                             (self.observe)(&msg);
                             self.direct.observe(&msg);
+                            if let JsonRpcMessage::Request(r) = &msg
+                                && slot.is_none()
+                            {
+                                slot = self.flow.try_ready_to_read();
+                                if slot.is_none() {
+                                    self.refuse_busy(r.id.clone());
+                                    continue;
+                                }
+                            }
                             let Some(mut msg) = self.direct.take(msg, &mut slot) else {
                                 continue;
                             };
@@ -514,6 +541,23 @@ impl Reader {
         // The end of input: the direct calls still running get their
         // answers first; then the service sees the end (this sender drops).
         self.direct.drain();
+    }
+
+    /// Refuses a request read while every call slot is held and calls wait
+    /// for the client's answer (see `awaits_client`).
+    fn refuse_busy(&self, id: RequestId) {
+        tracing::warn!(
+            %id,
+            "refused a request: every call slot is held by calls waiting for the client's roots/list answer"
+        );
+        let error = ErrorData::new(
+            SERVER_BUSY,
+            format!(
+                "Server busy: all {MAX_CALLS_IN_FLIGHT} call slots are held by calls waiting for the client's roots/list answer; this request was not run. Send it again once roots/list is answered"
+            ),
+            None,
+        );
+        self.reply_error(Some(id), error);
     }
 
     /// Queues a reply to a line the service never sees.
