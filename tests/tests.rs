@@ -37,6 +37,7 @@ mod suite {
     mod roots;
     mod roots_rules;
     mod search_contents;
+    mod search_stream;
     mod spelling;
     mod startup_checks;
     mod write;

@@ -73,21 +73,6 @@ pub enum Stop {
     Deadline,
 }
 
-/// The files of a walk, in path order (names in byte order, pre-order),
-/// as `/`-joined raw paths relative to the start.
-#[derive(Debug, Default)]
-pub struct Listing {
-    /// The files to search.
-    pub files: Vec<Vec<u8>>,
-    /// Why the walk stopped early, if it did.
-    pub stop: Option<Stop>,
-    /// Ignore files not used because they were over
-    /// [`MAX_IGNORE_FILE_BYTES`].
-    pub big_ignore_files: u64,
-    /// Directory entries the walk looked at.
-    pub seen: u64,
-}
-
 /// The ignore rules of one directory, and how to reach it from a path
 /// relative to the walk's start.
 #[derive(Debug, Default)]
@@ -407,15 +392,76 @@ impl Shared<'_> {
     }
 }
 
-/// Lists the files to search under `start` (an fd the caller owns),
-/// honouring `ancestors`' ignore rules too. Runs on `pool`.
-pub fn list_files(
+/// Takes the files of a walk, in path order, a chunk at a time, while the
+/// walk goes on: a search starts on the first files before the whole tree is
+/// listed, and stops the walk once its reply is full.
+pub trait Consume {
+    /// Files wanted per [`Consume::take`].
+    fn chunk(&self) -> usize;
+    /// The next files in path order (`/`-joined raw paths relative to the
+    /// start); false stops the walk.
+    fn take(&mut self, files: Vec<Vec<u8>>) -> bool;
+}
+
+/// What a walk ends with; its files went to the [`Consume`]r.
+#[derive(Debug, Default)]
+pub struct WalkEnd {
+    /// Why the walk stopped early, if it did (not counting the consumer's stop).
+    pub stop: Option<Stop>,
+    /// Ignore files not used because they were over
+    /// [`MAX_IGNORE_FILE_BYTES`].
+    pub big_ignore_files: u64,
+    /// Directory entries the walk looked at.
+    pub seen: u64,
+}
+
+/// Sibling subtrees walked at once, at most: a streamed directory's
+/// subdirectories are walked in groups of 1, 2, 4, ... up to this many (each
+/// group in parallel, then handed on in path order), so the first files come
+/// soon and a wide tree is still walked in parallel.
+const MAX_GROUP_DIRS: usize = 64;
+
+/// Hands listed files to the consumer in chunks, in path order. The paths
+/// held here count against `max_path_bytes` until they are handed on.
+struct Emitter<'a, C: Consume> {
+    pending: std::collections::VecDeque<Vec<u8>>,
+    consumer: &'a mut C,
+    done: bool,
+}
+
+impl<C: Consume> Emitter<'_, C> {
+    fn push(&mut self, rel: Vec<u8>, shared: &Shared<'_>) {
+        self.pending.push_back(rel);
+        self.flush(false, shared);
+    }
+
+    fn flush(&mut self, all: bool, shared: &Shared<'_>) {
+        while !self.done && !self.pending.is_empty() {
+            let n = self.consumer.chunk().max(1);
+            if self.pending.len() < n && !all {
+                break;
+            }
+            let chunk: Vec<Vec<u8>> = self.pending.drain(..n.min(self.pending.len())).collect();
+            let bytes = chunk.iter().map(Vec::len).sum::<usize>();
+            shared.path_bytes.fetch_sub(bytes, Ordering::Relaxed);
+            if !self.consumer.take(chunk) {
+                self.done = true;
+            }
+        }
+    }
+}
+
+/// Walks the files to search under `start` (an fd the caller owns),
+/// honouring `ancestors`' ignore rules too, and hands them to `consumer` in
+/// path order as they are listed. Runs on `pool` (the consumer too).
+pub fn walk_files<C: Consume + Send>(
     pool: &rayon::ThreadPool,
     start: OwnedFd,
     ancestors: &[Level],
     filter: &Filter,
     bounds: &Bounds<'_>,
-) -> Result<Listing> {
+    consumer: &mut C,
+) -> Result<WalkEnd> {
     let shared = Shared {
         filter,
         bounds,
@@ -433,8 +479,15 @@ pub fn list_files(
         parent: None,
         ancestors,
     };
-    let mut files = Vec::new();
-    pool.install(|| walk_dir(start, &[], 1, &top, &shared, &mut files));
+    pool.install(|| {
+        let mut em = Emitter {
+            pending: std::collections::VecDeque::new(),
+            consumer,
+            done: false,
+        };
+        stream_dir(start, &[], 1, &top, &shared, &mut em);
+        em.flush(true, &shared);
+    });
     if bounds.cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
@@ -449,8 +502,7 @@ pub fn list_files(
     } else {
         None
     };
-    Ok(Listing {
-        files,
+    Ok(WalkEnd {
         stop,
         big_ignore_files: shared.big.into_inner(),
         seen: shared.seen.into_inner() as u64,
@@ -460,21 +512,25 @@ pub fn list_files(
 enum Slot {
     File(Vec<u8>),
     Dir(Vec<u8>, std::ffi::OsString, Vec<Vec<u8>>),
+    Taken,
 }
 
-fn walk_dir(
-    dir: OwnedFd,
+/// Lists `dir` (whose relative path is `prefix`): its files and the
+/// subdirectories to enter, in name order, after the filters; and the
+/// directory's own ignore rules. `None` if it cannot be listed or the walk
+/// has stopped.
+fn slots_of(
+    dir: &OwnedFd,
     prefix: &[u8],
     depth: usize,
     parent: &Chain<'_>,
     shared: &Shared<'_>,
-    out: &mut Vec<Vec<u8>>,
-) {
+) -> Option<(Vec<Slot>, Option<Level>)> {
     if shared.stopped() {
-        return;
+        return None;
     }
-    let Ok((entries, _)) = walk::read_entries_fd(&dir, false, usize::MAX, "") else {
-        return;
+    let Ok((entries, _)) = walk::read_entries_fd(dir, false, usize::MAX, "") else {
+        return None;
     };
     let n = entries.len();
     let before = shared.seen.fetch_add(n, Ordering::Relaxed);
@@ -490,7 +546,7 @@ fn walk_dir(
         } else {
             prefix.len() + 1
         };
-        Level::read(&dir, Vec::new(), base, &shared.big)
+        Level::read(dir, Vec::new(), base, &shared.big)
     });
     let chain = Chain {
         level: level.as_ref(),
@@ -500,7 +556,8 @@ fn walk_dir(
     let mut slots = Vec::new();
     for entry in entries.into_iter().take(allowed) {
         let name = entry.os_name().as_bytes();
-        let mut rel = prefix.to_vec();
+        let mut rel = Vec::with_capacity(prefix.len() + 1 + name.len());
+        rel.extend_from_slice(prefix);
         if !rel.is_empty() {
             rel.push(b'/');
         }
@@ -555,26 +612,123 @@ fn walk_dir(
             slots.push(Slot::File(rel));
         }
     }
-    // Each subdirectory is opened when it is walked (one name beneath
-    // this directory's fd, `O_NOFOLLOW`), so a wide directory does not hold
-    // an fd per child.
-    let descend = |slot: &mut Slot| {
-        if let Slot::Dir(rel, name, found) = slot
-            && let Ok(sub) = rustix::fs::openat(&dir, name.as_os_str(), dir_flags(), Mode::empty())
-        {
-            walk_dir(sub, rel, depth + 1, &chain, shared, found);
+    Some((slots, level))
+}
+
+/// Walks the subdirectory of `slot` (opened when it is walked: one name
+/// beneath `dir`, `O_NOFOLLOW`, so a wide directory does not hold an fd per
+/// child) into the slot's list.
+fn descend(dir: &OwnedFd, slot: &mut Slot, depth: usize, chain: &Chain<'_>, shared: &Shared<'_>) {
+    if let Slot::Dir(rel, name, found) = slot
+        && let Ok(sub) = rustix::fs::openat(dir, name.as_os_str(), dir_flags(), Mode::empty())
+    {
+        walk_dir(sub, rel, depth + 1, chain, shared, found);
+    }
+}
+
+/// Walks `dir` and hands its files on in path order as they are listed:
+/// its subdirectories go in groups of 1, 2, 4, ... [`MAX_GROUP_DIRS`]; a
+/// group of one is streamed itself, a bigger one is walked whole (in
+/// parallel) and then handed on.
+fn stream_dir<C: Consume>(
+    dir: OwnedFd,
+    prefix: &[u8],
+    depth: usize,
+    parent: &Chain<'_>,
+    shared: &Shared<'_>,
+    em: &mut Emitter<'_, C>,
+) {
+    if em.done {
+        return;
+    }
+    let Some((mut slots, level)) = slots_of(&dir, prefix, depth, parent, shared) else {
+        return;
+    };
+    let chain = Chain {
+        level: level.as_ref(),
+        parent: Some(parent),
+        ancestors: parent.ancestors,
+    };
+    let (mut i, mut group) = (0, 1);
+    while i < slots.len() {
+        let mut j = i;
+        let mut dirs = 0;
+        while let Some(slot) = slots.get(j) {
+            if matches!(slot, Slot::Dir(..)) {
+                if dirs == group {
+                    break;
+                }
+                dirs += 1;
+            }
+            j += 1;
         }
+        let Some(part) = slots.get_mut(i..j) else {
+            break;
+        };
+        if dirs > 1 {
+            part.par_iter_mut()
+                .for_each(|slot| descend(&dir, slot, depth, &chain, shared));
+        }
+        for slot in part.iter_mut() {
+            match std::mem::replace(slot, Slot::Taken) {
+                Slot::File(rel) => em.push(rel, shared),
+                Slot::Dir(_, _, found) if dirs > 1 => {
+                    for rel in found {
+                        em.push(rel, shared);
+                    }
+                }
+                Slot::Dir(rel, name, _) => {
+                    if let Ok(sub) =
+                        rustix::fs::openat(&dir, name.as_os_str(), dir_flags(), Mode::empty())
+                    {
+                        stream_dir(sub, &rel, depth + 1, &chain, shared, em);
+                    }
+                }
+                Slot::Taken => {}
+            }
+            if em.done {
+                return;
+            }
+        }
+        if dirs > 0 {
+            group = (group * 2).min(MAX_GROUP_DIRS);
+        }
+        i = j;
+    }
+}
+
+/// Walks `dir` whole into `out`, its subdirectories in parallel.
+fn walk_dir(
+    dir: OwnedFd,
+    prefix: &[u8],
+    depth: usize,
+    parent: &Chain<'_>,
+    shared: &Shared<'_>,
+    out: &mut Vec<Vec<u8>>,
+) {
+    let Some((mut slots, level)) = slots_of(&dir, prefix, depth, parent, shared) else {
+        return;
+    };
+    let chain = Chain {
+        level: level.as_ref(),
+        parent: Some(parent),
+        ancestors: parent.ancestors,
     };
     let dirs = slots.iter().filter(|s| matches!(s, Slot::Dir(..))).count();
     if dirs > 1 {
-        slots.par_iter_mut().for_each(descend);
+        slots
+            .par_iter_mut()
+            .for_each(|slot| descend(&dir, slot, depth, &chain, shared));
     } else {
-        slots.iter_mut().for_each(descend);
+        slots
+            .iter_mut()
+            .for_each(|slot| descend(&dir, slot, depth, &chain, shared));
     }
     for slot in slots {
         match slot {
             Slot::File(rel) => out.push(rel),
             Slot::Dir(_, _, found) => out.extend(found),
+            Slot::Taken => {}
         }
     }
 }
