@@ -244,10 +244,7 @@ fn read_small(dir: rustix::fd::BorrowedFd<'_>, path: &[&std::ffi::CStr]) -> Smal
         return Small::Missing;
     };
     let mut buf = Vec::new();
-    match FdReader(fd)
-        .take(MAX_IGNORE_FILE_BYTES + 1)
-        .read_to_end(&mut buf)
-    {
+    match fd.take(MAX_IGNORE_FILE_BYTES + 1).read_to_end(&mut buf) {
         Ok(_) if buf.len() as u64 > MAX_IGNORE_FILE_BYTES => Small::TooBig,
         Ok(_) => Small::Bytes(buf),
         Err(_) => Small::Missing,
@@ -266,7 +263,7 @@ fn dir_flags() -> OFlags {
 fn open_file_at<P: rustix::path::Arg>(
     dir: rustix::fd::BorrowedFd<'_>,
     name: P,
-) -> std::io::Result<OwnedFd> {
+) -> std::io::Result<FdReader> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
@@ -274,12 +271,57 @@ fn open_file_at<P: rustix::path::Arg>(
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(std::io::Error::other("not a regular file"));
     }
-    Ok(fd)
+    Ok(FdReader(fd, u64::try_from(st.st_size).unwrap_or(0)))
 }
 
-/// A file fd as a reader (reads with `read(2)`; no memory map).
+/// A regular file's fd as a reader (reads with `read(2)`; no memory map),
+/// with its size when it was opened.
 #[derive(Debug)]
-pub struct FdReader(OwnedFd);
+pub struct FdReader(OwnedFd, u64);
+
+impl FdReader {
+    /// The file's size when it was opened.
+    pub fn size(&self) -> u64 {
+        self.1
+    }
+
+    /// Reads the whole file into `buf` (cleared first) when it holds at
+    /// most `max` bytes: true if `buf` holds it all, false if it is bigger
+    /// (`buf` then holds what was read, to be searched before the rest).
+    /// A file of its opened size takes one `read(2)`: a short read of a
+    /// regular file is its end.
+    pub fn read_small(&mut self, buf: &mut Vec<u8>, max: usize) -> std::io::Result<bool> {
+        buf.clear();
+        let size = usize::try_from(self.1).unwrap_or(usize::MAX);
+        if size > max {
+            return Ok(false);
+        }
+        // One byte more than the size, to see a file that grew.
+        buf.resize(size + 1, 0);
+        let mut got = 0;
+        loop {
+            let n = match rustix::io::read(&self.0, buf.get_mut(got..).unwrap_or_default()) {
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => {
+                    buf.truncate(got);
+                    return Err(e.into());
+                }
+            };
+            got += n;
+            if n == 0 || got < buf.len() {
+                buf.truncate(got);
+                return Ok(true);
+            }
+            if buf.len() > max {
+                buf.truncate(got);
+                return Ok(false);
+            }
+            let more = (buf.len() * 2).min(max + 1);
+            buf.resize(more, 0);
+        }
+    }
+}
 
 impl Read for FdReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -300,21 +342,34 @@ pub fn open_listed(start: &OwnedFd, rel: &[u8]) -> std::io::Result<FdReader> {
         let from = held.as_ref().map_or(start.as_fd(), |f| f.as_fd());
         let name = OsStr::from_bytes(name);
         if parts.peek().is_none() {
-            return open_file_at(from, name).map(FdReader);
+            return open_file_at(from, name);
         }
         held = Some(rustix::fs::openat(from, name, dir_flags(), Mode::empty())?);
     }
     Err(std::io::Error::other("empty listed path"))
 }
 
-/// The last directory [`open_listed_in`] opened, to open its next file
-/// from (the listing is in path order, so neighbours share a directory).
-#[derive(Debug, Default)]
-pub struct DirCache(Option<(Vec<u8>, OwnedFd)>);
+/// Directory levels [`DirCache`] keeps open: the fds a search thread holds.
+const DIR_CACHE_LEVELS: usize = 4;
 
-/// [`open_listed`], opening the file from the cached directory when it is
-/// the file's parent (the cached fd was opened the same way, one
-/// component at a time with `O_NOFOLLOW`, so it is the same kind of handle).
+/// The directories [`open_listed_in`] opened last, to open the next file
+/// from (the files come in path order, so neighbours share directories):
+/// the first [`DIR_CACHE_LEVELS`] levels of the last parent path, one fd
+/// per level, and the last parent itself when it is deeper.
+#[derive(Debug, Default)]
+pub struct DirCache {
+    levels: Vec<(Vec<u8>, OwnedFd)>,
+    deep: Option<(Vec<u8>, OwnedFd)>,
+}
+
+fn bad_name(name: &[u8]) -> bool {
+    name.is_empty() || name == b"." || name == b".."
+}
+
+/// [`open_listed`], opening the file from the cached directories: only the
+/// components past what the last file shared with this one are opened
+/// (each cached fd was opened the same way, one component at a time with
+/// `O_NOFOLLOW`, from the start).
 pub fn open_listed_in(
     cache: &mut DirCache,
     start: &OwnedFd,
@@ -327,31 +382,49 @@ pub fn open_listed_in(
         rel.get(..slash).unwrap_or_default(),
         rel.get(slash + 1..).unwrap_or_default(),
     );
-    if name.is_empty() || name == b"." || name == b".." {
+    if bad_name(name) {
         return Err(std::io::Error::other("bad listed name"));
     }
-    if cache.0.as_ref().is_none_or(|(p, _)| p.as_slice() != parent) {
-        cache.0 = None;
-        let mut held: Option<OwnedFd> = None;
-        for comp in parent.split(|&b| b == b'/') {
-            if comp.is_empty() || comp == b"." || comp == b".." {
-                return Err(std::io::Error::other("bad listed name"));
-            }
-            let from = held.as_ref().map_or(start.as_fd(), |f| f.as_fd());
-            held = Some(rustix::fs::openat(
-                from,
-                OsStr::from_bytes(comp),
-                dir_flags(),
-                Mode::empty(),
-            )?);
-        }
-        if let Some(fd) = held {
-            cache.0 = Some((parent.to_vec(), fd));
+    let name = OsStr::from_bytes(name);
+    if let Some((p, dir)) = &cache.deep
+        && p.as_slice() == parent
+    {
+        return open_file_at(dir.as_fd(), name);
+    }
+    let comps: Vec<&[u8]> = parent.split(|&b| b == b'/').collect();
+    if comps.iter().any(|c| bad_name(c)) {
+        return Err(std::io::Error::other("bad listed name"));
+    }
+    let shared = cache
+        .levels
+        .iter()
+        .zip(&comps)
+        .take_while(|(l, c)| l.0.as_slice() == **c)
+        .count();
+    cache.levels.truncate(shared);
+    cache.deep = None;
+    let mut held: Option<OwnedFd> = None;
+    for (i, comp) in comps.iter().enumerate().skip(shared) {
+        let from = match (&held, cache.levels.last()) {
+            (Some(fd), _) => fd.as_fd(),
+            (None, Some(l)) => l.1.as_fd(),
+            (None, None) => start.as_fd(),
+        };
+        let fd = rustix::fs::openat(from, OsStr::from_bytes(comp), dir_flags(), Mode::empty())?;
+        if i < DIR_CACHE_LEVELS && held.is_none() {
+            cache.levels.push((comp.to_vec(), fd));
+        } else {
+            held = Some(fd);
         }
     }
-    match &cache.0 {
-        Some((_, dir)) => open_file_at(dir.as_fd(), OsStr::from_bytes(name)).map(FdReader),
-        None => Err(std::io::Error::other("no parent")),
+    if let Some(fd) = held {
+        let file = open_file_at(fd.as_fd(), name);
+        cache.deep = Some((parent.to_vec(), fd));
+        return file;
+    }
+    match cache.levels.last() {
+        Some((_, dir)) => open_file_at(dir.as_fd(), name),
+        None => open_file_at(start.as_fd(), name),
     }
 }
 

@@ -65,6 +65,10 @@ const MAX_CHUNK_FILES: usize = 1024;
 /// stays bounded whatever the chunk size.
 const CHUNK_HELD_CHARS: usize = 8 << 20;
 
+/// Files up to this size are read whole, with one `read(2)`, into a buffer
+/// each walk thread keeps, and searched as a slice; bigger ones as a stream.
+const SLICE_FILE_BYTES: usize = 1 << 20;
+
 /// What the result lists.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -595,10 +599,56 @@ fn search_one<R: std::io::Read>(
     stop: &Halt<'_>,
     held: Option<&AtomicUsize>,
 ) -> Hits {
-    let alone = AtomicUsize::new(0);
     let Ok(inner) = reader else {
         return Hits::default();
     };
+    let reader = Stoppable { inner, stop };
+    search_with(p, want, stop, held, |sink| {
+        searcher.search_reader(matcher, reader, sink)
+    })
+}
+
+/// Searches one listed file: whole from `buf` (kept per thread) when it
+/// is at most [`SLICE_FILE_BYTES`], which takes one read, else as a stream.
+#[allow(clippy::too_many_arguments)]
+fn search_listed(
+    searcher: &mut Searcher,
+    file: std::io::Result<search::FdReader>,
+    buf: &mut Vec<u8>,
+    matcher: &RegexMatcher,
+    p: &Params,
+    want: u64,
+    stop: &Halt<'_>,
+    held: Option<&AtomicUsize>,
+) -> Hits {
+    let Ok(mut file) = file else {
+        return Hits::default();
+    };
+    match file.read_small(buf, SLICE_FILE_BYTES) {
+        Ok(true) => search_with(p, want, stop, held, |sink| {
+            searcher.search_slice(matcher, buf, sink)
+        }),
+        Ok(false) => {
+            let reader = std::io::Read::chain(std::io::Cursor::new(buf.as_slice()), file);
+            search_one(searcher, Ok(reader), matcher, p, want, stop, held)
+        }
+        Err(_) => Hits {
+            searched: true,
+            failed: true,
+            ..Hits::default()
+        },
+    }
+}
+
+/// Runs `search` with a fresh sink and returns what it collected.
+fn search_with(
+    p: &Params,
+    want: u64,
+    stop: &Halt<'_>,
+    held: Option<&AtomicUsize>,
+    search: impl FnOnce(&mut Collect<'_>) -> std::io::Result<()>,
+) -> Hits {
+    let alone = AtomicUsize::new(0);
     let mut sink = Collect {
         mode: p.output_mode,
         want,
@@ -615,8 +665,7 @@ fn search_one<R: std::io::Read>(
         exempt: held.is_none(),
         held_cap: stop.held_cap,
     };
-    let reader = Stoppable { inner, stop };
-    let res = searcher.search_reader(matcher, reader, &mut sink);
+    let res = search(&mut sink);
     sink.close();
     let mut hits = sink.hits;
     // A file cut by the stop is not "failed": the stop is reported itself.
@@ -645,7 +694,7 @@ fn deadline_after() -> Duration {
 struct Searching<'a, 'r> {
     pool: &'a rayon::ThreadPool,
     /// Per walk thread: its searcher (and buffers) and its last directory.
-    states: &'a [Mutex<(Searcher, search::DirCache)>],
+    states: &'a [Mutex<(Searcher, search::DirCache, Vec<u8>)>],
     start: &'a OwnedFd,
     matcher: &'a RegexMatcher,
     p: &'a Params,
@@ -694,10 +743,10 @@ impl search::Consume for Searching<'_, '_> {
                             return Hits::default();
                         };
                         let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-                        let (s, dirs) = &mut *st;
+                        let (s, dirs, buf) = &mut *st;
                         let held = (k > 0).then_some(&held);
                         let file = search::open_listed_in(dirs, start, rel);
-                        search_one(s, file, matcher, p, want, halt, held)
+                        search_listed(s, file, buf, matcher, p, want, halt, held)
                     })
                     .collect()
             });
@@ -862,8 +911,12 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                 "Cannot search: the walk threads could not be started".to_owned(),
             ));
         };
-        let states: Vec<Mutex<(Searcher, search::DirCache)>> = (0..pool.current_num_threads())
-            .map(|_| Mutex::new((searcher(&p, context), search::DirCache::default())))
+        let states: Vec<Mutex<(Searcher, search::DirCache, Vec<u8>)>> = (0..pool
+            .current_num_threads())
+            .map(|_| {
+                let dirs = search::DirCache::default();
+                Mutex::new((searcher(&p, context), dirs, Vec::new()))
+            })
             .collect();
         let mut run = Searching {
             pool,
