@@ -50,7 +50,8 @@ pub struct Bounds<'a> {
     pub max_entries: usize,
     /// Depth to descend to.
     pub max_depth: usize,
-    /// Bytes of listed paths before stopping.
+    /// Bytes of listed paths held at once (listed, not yet handed to the
+    /// consumer) before stopping.
     pub max_path_bytes: usize,
     /// Stops the walk.
     pub cancel: &'a CancellationToken,
@@ -67,7 +68,7 @@ pub enum Stop {
     Entries(usize),
     /// The depth cap (deeper directories were not entered).
     Depth(usize),
-    /// The listed paths' byte cap.
+    /// The cap on listed paths held at once.
     Paths(usize),
     /// The deadline.
     Deadline,

@@ -989,7 +989,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             "[truncated: directories deeper than {n} levels were not searched (--max-depth); search a deeper path]"
         )),
         Some(Stop::Paths(n)) => notes.push(format!(
-            "[truncated: the walk stopped after listing {n} bytes of paths; {narrow}]"
+            "[truncated: the walk stopped with {n} bytes of listed paths waiting to be searched; {narrow}]"
         )),
         None => {}
     }
