@@ -4,9 +4,9 @@
 //! Give one `--server` to measure it, or more to compare them with the first:
 //! rounds alternate A,B,C,A,B,C,... and a table per B, C, ... shows B/A of the
 //! medians plus the min–max of the per-round B/A ratios. `{root}` (or `{roots}`)
-//! in a command is the fixture root. `--with-baseline` also times the baseline
-//! commands (find, rg, cat, ...) once per round and shows each server's time over
-//! its baseline command's.
+//! in a command is the fixture root. `--with-baseline` also runs each workload's
+//! baseline command (find, rg, cat, ...) right after the workload, for every server
+//! and round, and shows each server's time over its own paired baseline times.
 //!
 //! ```sh
 //! cargo build --release
@@ -30,9 +30,11 @@
 //! (`--pipeline-n` reads written by one thread while this one reads the replies),
 //! directory_tree and search_files `**/*.rs` on the big tree; content searches of
 //! the big tree's text (grep_*: a literal, a case-insensitive word, a regex with
-//! alternation, and a rare literal, each in content and files mode; the reply's
-//! count must be the fixture's; a reply cut by the reply budget counts as a first
-//! page: give a server without `--max-reply-chars 0` to time first pages), list_sizes_10k,
+//! alternation, each in content and files mode; the reply's count must be the
+//! fixture's; a reply cut by the reply budget counts as a first page: give a server
+//! without `--max-reply-chars 0` to time first pages; grep_rare, for the 1M-file
+//! tree, and grep_dense, a first page of a common word, run only when `--only`
+//! names them), list_sizes_10k,
 //! read_multiple_200 (200 x 4 KiB), head10_1g/tail10_1g (1 GiB sparse file),
 //! read_20m, write_new_1m/write_over_1m (`--writes` x 1 MiB in a scratch dir that
 //! is removed afterwards), edit_1m (one line of a 1 MiB file, `--reps-small` times).
@@ -71,6 +73,15 @@ const WORKLOADS: &str = "initialize tools_list seq_read_1k pipelined directory_t
     search_files grep_literal grep_literal_files grep_word_i grep_word_i_files grep_regex_alt \
     grep_regex_alt_files grep_rare grep_rare_files grep_dense grep_dense_files list_sizes_10k read_multiple_200 head10_1g \
     tail10_1g read_20m write_new_1m write_over_1m edit_1m";
+/// Workloads run only when `--only` names them: grep_rare is for the
+/// one-million-file tree, grep_dense times a first page (it has more hits than
+/// one call returns), neither compares with rg's whole run on the 100k tree.
+const OPT_IN: [&str; 4] = [
+    "grep_rare",
+    "grep_rare_files",
+    "grep_dense",
+    "grep_dense_files",
+];
 const EXTS: [&str; 10] = [
     "rs", "txt", "md", "json", "toml", "py", "js", "c", "h", "yaml",
 ];
@@ -140,8 +151,8 @@ struct Args {
     /// Threads for rg in the baseline (tuls's search uses one per CPU)
     #[arg(long)]
     rg_threads: Option<usize>,
-    /// In run mode, also time the baseline commands once per round and show each
-    /// server's time over its baseline command (rg, find)
+    /// In run mode, also run each workload's baseline command (rg, find, ...)
+    /// right after it, and show each server's time over its baseline's
     #[arg(long)]
     with_baseline: bool,
 }
@@ -876,6 +887,9 @@ struct WlResult {
 #[derive(Serialize, Default)]
 struct Run {
     results: Vec<(String, WlResult)>,
+    /// With --with-baseline: (workload, baseline command ms, its output), timed
+    /// right after the workload, so that each server has its own paired baseline.
+    baseline: Vec<(String, f64, String)>,
     peak_rss_mib: f64,
     cpu_s: f64,
     wall_s: f64,
@@ -919,6 +933,7 @@ struct Suite<'a> {
     args: &'a Args,
     fx: &'a Path,
     mf: &'a Manifest,
+    cases: &'a [Case],
     argv: Vec<String>,
     scratch: PathBuf,
     srv: Option<Server>,
@@ -1402,7 +1417,19 @@ impl Suite<'_> {
             let m = r.metrics.iter().map(|(k, v)| format!(" {k}={}", fmt(*v)));
             let m: String = m.collect();
             eprintln!("  [{label}] {w:18} {:8}{m}  ({})", r.status, r.detail);
+            let ok = r.status == "OK";
             self.run.results.push((w.to_string(), r));
+            // The baseline command right after, on the same warm cache and load.
+            for c in self.cases.iter().filter(|c| ok && c.workload == Some(w)) {
+                match time_pipeline(&c.cmds, 1) {
+                    Ok((secs, text)) => {
+                        let shown = case_output(c, text);
+                        eprintln!("  [baseline] {w:18} ms={}  ({shown})", fmt(secs * 1e3));
+                        self.run.baseline.push((w.to_string(), secs * 1e3, shown));
+                    }
+                    Err(e) => eprintln!("  [baseline] {w}: {e}"),
+                }
+            }
         }
         self.retire();
         let _ = fs::remove_dir_all(&self.scratch);
@@ -1413,16 +1440,15 @@ impl Suite<'_> {
 }
 
 /// Every round runs each server's suite in turn (A,B,A,B,...); one list of runs per server.
-/// Also times `cases` once per round, after the servers; their rows are returned.
+/// Each workload with a command in `cases` is followed by that command.
 fn run_rounds(
     args: &Args,
     fx: &Path,
     mf: &Manifest,
     names: &[String],
     cases: &[Case],
-) -> (Vec<Vec<Run>>, Vec<Value>) {
+) -> Vec<Vec<Run>> {
     let mut runs: Vec<Vec<Run>> = names.iter().map(|_| Vec::new()).collect();
-    let mut base = Vec::new();
     for round in 0..args.rounds {
         for (i, name) in names.iter().enumerate() {
             eprintln!("round {}/{}: {name}", round + 1, args.rounds);
@@ -1433,6 +1459,7 @@ fn run_rounds(
                 args,
                 fx,
                 mf,
+                cases,
                 argv,
                 scratch,
                 srv,
@@ -1446,15 +1473,8 @@ fn run_rounds(
             }
             runs[i].push(run);
         }
-        if !cases.is_empty() {
-            eprintln!("round {}/{}: baseline commands", round + 1, args.rounds);
-            match time_cases(cases, 1) {
-                Ok(rows) => base.extend(rows),
-                Err(e) => eprintln!("  baseline: {e}"),
-            }
-        }
     }
-    (runs, base)
+    runs
 }
 
 // ---------------------------------------------------------------- reporting
@@ -1779,19 +1799,26 @@ fn baseline_cases(fx: &Path, mf: &Manifest, threads: usize, only: Option<&[&str]
     cases
 }
 
+/// A command's output as shown: short output whole, else its line count; and
+/// the expected count when known.
+fn case_output(c: &Case, text: String) -> String {
+    let mut shown = if text.len() < 40 {
+        text
+    } else {
+        format!("{} lines", text.lines().count())
+    };
+    if let Some(e) = c.expected {
+        let _ = write!(shown, " (expected {e})");
+    }
+    shown
+}
+
 /// Times each case (median of `reps` after a warm-up run); (label, workload, ms, output) rows.
 fn time_cases(cases: &[Case], reps: usize) -> io::Result<Vec<Value>> {
     let mut rows = Vec::new();
     for c in cases {
         let (secs, text) = time_pipeline(&c.cmds, reps)?;
-        let mut shown = if text.len() < 40 {
-            text
-        } else {
-            format!("{} lines", text.lines().count())
-        };
-        if let Some(e) = c.expected {
-            let _ = write!(shown, " (expected {e})");
-        }
+        let shown = case_output(c, text);
         rows.push(
             json!({"command": c.label, "workload": c.workload, "ms": secs * 1e3, "output": shown}),
         );
@@ -1820,39 +1847,61 @@ fn versus_baseline(
     out: &mut String,
     names: &[String],
     runs: &[Vec<Run>],
-    base: &[Value],
+    cases: &[Case],
     workloads: &[&str],
-) {
+) -> Vec<Value> {
     let _ = write!(
         out,
-        "\n### versus the baseline commands (server ms / baseline ms; medians over the rounds)\n\n| workload | baseline | ms |"
+        "\n### versus the baseline commands\n\nEach baseline command ran right after its workload, \
+         once per server and round; ratio = median of the per-round (server ms / its baseline ms), \
+         with the min–max over the rounds.\n\n| workload | baseline command | output |"
     );
     for n in names {
-        let _ = write!(out, " {n} ms | {n} / baseline |");
+        let _ = write!(out, " {n} ms | baseline ms | {n} / baseline |");
     }
-    out.push_str("\n|---|---|---:|");
-    out.push_str(&"---:|---:|".repeat(names.len()));
+    out.push_str("\n|---|---|---|");
+    out.push_str(&"---:|---:|---:|".repeat(names.len()));
     out.push('\n');
+    let mut rows = Vec::new();
     for wl in workloads {
-        let rows: Vec<&Value> = base.iter().filter(|r| r["workload"] == json!(wl)).collect();
-        let Some(first) = rows.first() else { continue };
-        let ms: Vec<f64> = rows.iter().filter_map(|r| r["ms"].as_f64()).collect();
-        let bms = median(&ms);
-        let label = first["command"].as_str().unwrap_or("").replace('|', "\\|");
-        let _ = write!(out, "| {wl} | `{label}` | {} |", fmt(bms));
-        for r in runs {
-            let a = aggregate(r, wl);
-            match get(&a.metrics, "ms").or(get(&a.metrics, "total_ms")) {
-                Some(v) if a.status == "OK" => {
-                    let _ = write!(out, " {} | {:.2} |", fmt(v), v / bms);
-                }
-                _ => {
-                    let _ = write!(out, " {} | n/a |", a.status);
+        let Some(case) = cases.iter().find(|c| c.workload == Some(wl)) else {
+            continue;
+        };
+        let shown = runs
+            .iter()
+            .flatten()
+            .flat_map(|r| &r.baseline)
+            .find(|b| b.0 == *wl)
+            .map_or(String::new(), |b| b.2.clone());
+        let label = case.label.replace('|', "\\|");
+        let _ = write!(out, "| {wl} | `{label}` | {shown} |");
+        for (name, rs) in names.iter().zip(runs) {
+            let (mut ms, mut bms, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+            for r in rs {
+                let res = r.results.iter().find(|x| x.0 == *wl && x.1.status == "OK");
+                let v = res.and_then(|x| get(&x.1.metrics, "ms").or(get(&x.1.metrics, "total_ms")));
+                let b = r.baseline.iter().find(|b| b.0 == *wl).map(|b| b.1);
+                if let (Some(v), Some(b)) = (v, b) {
+                    (ms.push(v), bms.push(b), ratios.push(v / b));
                 }
             }
+            if ratios.is_empty() {
+                let _ = write!(out, " {} | | n/a |", aggregate(rs, wl).status);
+                continue;
+            }
+            let (lo, hi) = min_max(&ratios);
+            let ratio = median(&ratios);
+            let _ = write!(
+                out,
+                " {} | {} | {ratio:.2} ({lo:.2}–{hi:.2}) |",
+                fmt(median(&ms)),
+                fmt(median(&bms))
+            );
+            rows.push(json!({"workload": wl, "server": name, "command": case.label, "ms": ms, "baseline_ms": bms, "ratios": ratios}));
         }
         out.push('\n');
     }
+    rows
 }
 
 // ---------------------------------------------------------------- main
@@ -1868,7 +1917,10 @@ fn workloads(args: &Args) -> Vec<&'static str> {
         ));
     }
     all.into_iter()
-        .filter(|w| only.is_empty() || only.contains(w))
+        .filter(|w| match only.is_empty() {
+            true => !OPT_IN.contains(w),
+            false => only.contains(w),
+        })
         .collect()
 }
 
@@ -1922,7 +1974,7 @@ fn main() {
                 true => baseline_cases(&fx, &mf, rg_threads, Some(&workloads)),
                 false => Vec::new(),
             };
-            let (runs, base) = run_rounds(&args, &fx, &mf, &names, &cases);
+            let runs = run_rounds(&args, &fx, &mf, &names, &cases);
             let _ = writeln!(
                 out,
                 "## mcpbench: {tree}; {} round(s); {cores} cores\n",
@@ -1939,11 +1991,9 @@ fn main() {
                 let pair = (names[0].as_str(), names[i].as_str());
                 compares.push(json!(compare(&mut out, pair, &runs[0], b, &workloads)));
             }
-            if !base.is_empty() {
-                let title = format!("timed once per round after the servers; rg -j {rg_threads}");
-                out.push_str(&baseline_table(&base, &title));
-                versus_baseline(&mut out, &names, &runs, &base, &workloads);
-                report["baseline"] = json!(base);
+            if !cases.is_empty() {
+                report["baseline"] =
+                    json!(versus_baseline(&mut out, &names, &runs, &cases, &workloads));
             }
             report["compare"] = json!(compares);
             let raw: Vec<Value> = names
