@@ -1882,7 +1882,9 @@ fn versus_baseline(
                 let v = res.and_then(|x| get(&x.1.metrics, "ms").or(get(&x.1.metrics, "total_ms")));
                 let b = r.baseline.iter().find(|b| b.0 == *wl).map(|b| b.1);
                 if let (Some(v), Some(b)) = (v, b) {
-                    (ms.push(v), bms.push(b), ratios.push(v / b));
+                    ms.push(v);
+                    bms.push(b);
+                    ratios.push(v / b);
                 }
             }
             if ratios.is_empty() {
