@@ -1065,7 +1065,10 @@ impl Suite<'_> {
             "directory_tree" => {
                 self.need(name)?;
                 let (m, secs, n) = self.tool(name, json!({"path": self.path("tree")}))?;
-                let (body, _, page) = split_notes(first_text(&m));
+                let (body, notes, page) = split_notes(first_text(&m));
+                if !notes.is_empty() && !page {
+                    self.error(format!("directory_tree: cut: {}", notes.replace('\n', " ")));
+                }
                 let lines = body.lines().count();
                 let mb = n as f64 / 1e6;
                 let first = if page { "first page: " } else { "" };
