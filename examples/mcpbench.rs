@@ -1,9 +1,12 @@
 //! mcpbench: latency, throughput, CPU and peak-RSS benchmark for MCP filesystem
 //! servers over stdio (JSON-RPC 2.0, one message per line), on a generated tree.
 //!
-//! Give one `--server` to measure it, or two to compare them: rounds alternate
-//! A,B,A,B,... and the table shows B/A of the medians plus the min–max of the
-//! per-round B/A ratios. `{root}` (or `{roots}`) in a command is the fixture root.
+//! Give one `--server` to measure it, or more to compare them with the first:
+//! rounds alternate A,B,C,A,B,C,... and a table per B, C, ... shows B/A of the
+//! medians plus the min–max of the per-round B/A ratios. `{root}` (or `{roots}`)
+//! in a command is the fixture root. `--with-baseline` also runs each workload's
+//! baseline command (find, rg, cat, ...) right after the workload, for every server
+//! and round, and shows each server's time over its own paired baseline times.
 //!
 //! ```sh
 //! cargo build --release
@@ -15,12 +18,23 @@
 //! cargo run --release --example mcpbench -- fixture --tree-files 20000  # build only
 //! cargo run --release --example mcpbench -- --server "target/release/tuls filesystem {root}" \
 //!     --only seq_read_1k,pipelined --tree-files 1000         # a quick look
+//! # content search: tuls (whole replies), the reference (SKIP), rust-mcp-filesystem, rg
+//! G=grep_literal,grep_literal_files,grep_word_i,grep_word_i_files,grep_regex_alt,grep_regex_alt_files
+//! cargo run --release --example mcpbench -- --only $G --with-baseline \
+//!     --server "target/release/tuls filesystem --max-reply-chars 0 {root}" --name tuls \
+//!     --server "$REF" --name reference --server "rust-mcp-filesystem {root}" --name rmfs
 //! ```
 //!
 //! Workloads: initialize (spawn -> initialize response), tools_list, seq_read_1k
 //! (`--seq-n` sequential reads of a 1 KiB file after `--warmup` calls), pipelined
 //! (`--pipeline-n` reads written by one thread while this one reads the replies),
-//! directory_tree and search_files `**/*.rs` on the big tree, list_sizes_10k,
+//! directory_tree and search_files `**/*.rs` on the big tree; content searches of
+//! the big tree's text (grep_*: a literal, a case-insensitive word, a regex with
+//! alternation, each in content and files mode; the reply's count must be the
+//! fixture's; a reply cut by the reply budget counts as a first page: give a server
+//! without `--max-reply-chars 0` to time first pages; grep_rare, for the 1M-file
+//! tree, and grep_dense, a first page of a common word, run only when `--only`
+//! names them), list_sizes_10k,
 //! read_multiple_200 (200 x 4 KiB), head10_1g/tail10_1g (1 GiB sparse file),
 //! read_20m, write_new_1m/write_over_1m (`--writes` x 1 MiB in a scratch dir that
 //! is removed afterwards), edit_1m (one line of a 1 MiB file, `--reps-small` times).
@@ -29,7 +43,8 @@
 //! the response line), the server's CPU (utime+stime of its process group, 10 ms
 //! ticks), this client's CPU (close to the wall time means the client is the
 //! bottleneck) and the server's peak RSS (VmHWM, reset through
-//! `/proc/PID/clear_refs` before each workload when permitted). Status: OK,
+//! `/proc/PID/clear_refs` before each workload when permitted) and its peak
+//! count of open descriptors (sampled every `--fd-sample-ms`). Status: OK,
 //! ERR(n) (isError, JSON-RPC error or wrong content; the first message is shown;
 //! no ratio), TIMEOUT (`--timeout` per workload; the server is restarted), CRASH,
 //! SKIP (the server has no such tool). The fixture is built once, deterministically,
@@ -55,13 +70,25 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 const WORKLOADS: &str = "initialize tools_list seq_read_1k pipelined directory_tree \
-    search_files list_sizes_10k read_multiple_200 head10_1g tail10_1g read_20m \
-    write_new_1m write_over_1m edit_1m";
+    search_files grep_literal grep_literal_files grep_word_i grep_word_i_files grep_regex_alt \
+    grep_regex_alt_files grep_rare grep_rare_files grep_dense grep_dense_files list_sizes_10k read_multiple_200 head10_1g \
+    tail10_1g read_20m write_new_1m write_over_1m edit_1m";
+/// Workloads run only when `--only` names them: grep_rare is for the
+/// one-million-file tree, grep_dense times a first page (it has more hits than
+/// one call returns), neither compares with rg's whole run on the 100k tree.
+const OPT_IN: [&str; 4] = [
+    "grep_rare",
+    "grep_rare_files",
+    "grep_dense",
+    "grep_dense_files",
+];
 const EXTS: [&str; 10] = [
     "rs", "txt", "md", "json", "toml", "py", "js", "c", "h", "yaml",
 ];
 const TEXT_20M: usize = 20 << 20;
-const SIDE: [&str; 3] = ["cpu_ms", "client_cpu_ms", "peak_rss_mib"];
+/// tuls's `maxResults` cap for `search_file_contents` (src/limits.rs).
+const MAX_SEARCH_RESULTS: u64 = 5000;
+const SIDE: [&str; 4] = ["cpu_ms", "client_cpu_ms", "peak_rss_mib", "peak_fds"];
 
 #[derive(Parser, Serialize)]
 #[command(about = "Benchmark MCP stdio filesystem servers side by side (see the //! doc)")]
@@ -117,6 +144,17 @@ struct Args {
     /// Glob given to search_files
     #[arg(long, default_value = "**/*.rs")]
     search_pattern: String,
+    /// Sample the server group's open descriptors every this many ms during a
+    /// workload (the peak_fds column); 0 turns it off
+    #[arg(long, default_value_t = 2.0)]
+    fd_sample_ms: f64,
+    /// Threads for rg in the baseline (tuls's search uses one per CPU)
+    #[arg(long)]
+    rg_threads: Option<usize>,
+    /// In run mode, also run each workload's baseline command (rg, find, ...)
+    /// right after it, and show each server's time over its baseline's
+    #[arg(long)]
+    with_baseline: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum, Serialize)]
@@ -128,12 +166,216 @@ enum Mode {
 
 // ---------------------------------------------------------------- fixture
 
+/// The fixture's layout version: a cached fixture of another version is rebuilt.
+/// 2: the tree's files hold generated source-like text with planted search hits.
+/// 3: and the count of lines with the common word of grep_dense.
+const FIXTURE_VERSION: u64 = 3;
+
 #[derive(Serialize, Deserialize)]
 struct Manifest {
     version: u64,
     tree_files: usize,
     tree_dirs: usize,
     rs_files: usize,
+    /// Bytes of text in the tree's files.
+    tree_bytes: u64,
+    /// Lines in the tree's files.
+    tree_lines: u64,
+    /// Per search in [`GREPS`] (same order): (matching lines, files with a match).
+    grep_hits: Vec<(u64, u64)>,
+}
+
+/// One content search: workload names (content, files mode), pattern, literal, case-insensitive.
+struct Grep {
+    name: &'static str,
+    files_name: &'static str,
+    pattern: &'static str,
+    literal: bool,
+    icase: bool,
+}
+
+/// The content searches. The tree's text is built so that a line matches one of
+/// these exactly when the generator planted it (the vocabulary holds none of them,
+/// only near misses), so the expected counts are known without a regex engine.
+const GREPS: [Grep; 5] = [
+    Grep {
+        name: "grep_literal",
+        files_name: "grep_literal_files",
+        pattern: "parse_header(",
+        literal: true,
+        icase: false,
+    },
+    Grep {
+        name: "grep_word_i",
+        files_name: "grep_word_i_files",
+        pattern: r"\bdeprecated\b",
+        literal: false,
+        icase: true,
+    },
+    Grep {
+        name: "grep_regex_alt",
+        files_name: "grep_regex_alt_files",
+        pattern: r"fn (open|close|flush)_[a-z]+\(",
+        literal: false,
+        icase: false,
+    },
+    // One line in every 500th file: for the 1M-file tree, whose other searches
+    // match more lines than one call returns (maxResults <= 5000).
+    Grep {
+        name: "grep_rare",
+        files_name: "grep_rare_files",
+        pattern: "XYZZY_MARKER",
+        literal: true,
+        icase: false,
+    },
+    // A common word (about one line in ten): more hits than one call returns,
+    // for the time to a first page with the reply budget on.
+    Grep {
+        name: "grep_dense",
+        files_name: "grep_dense_files",
+        pattern: "return",
+        literal: true,
+        icase: false,
+    },
+];
+
+fn find_grep(workload: &str) -> Option<(usize, &'static Grep, bool)> {
+    GREPS.iter().enumerate().find_map(|(i, g)| {
+        (g.name == workload || g.files_name == workload).then_some((i, g, g.files_name == workload))
+    })
+}
+
+/// xorshift64*: deterministic text without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Source-like words. None contains a pattern of [`GREPS`]; some are near misses
+/// (`parse_headers`, `deprecated_api`, `undeprecated`, `open_file` without `fn `).
+const WORDS: [&str; 64] = [
+    "let",
+    "mut",
+    "self",
+    "value",
+    "index",
+    "buffer",
+    "count",
+    "result",
+    "error",
+    "config",
+    "return",
+    "match",
+    "if",
+    "else",
+    "for",
+    "in",
+    "while",
+    "loop",
+    "break",
+    "struct",
+    "impl",
+    "pub",
+    "use",
+    "crate",
+    "super",
+    "Some",
+    "None",
+    "Ok",
+    "Err",
+    "len",
+    "push",
+    "pop",
+    "insert",
+    "remove",
+    "iter",
+    "map",
+    "filter",
+    "collect",
+    "into",
+    "from",
+    "parse_headers",
+    "header",
+    "parser",
+    "request",
+    "response",
+    "stream",
+    "socket",
+    "timeout",
+    "deprecated_api",
+    "undeprecated",
+    "open_file",
+    "close",
+    "flush",
+    "reader",
+    "writer",
+    "path",
+    "name",
+    "size",
+    "offset",
+    "limit",
+    "total",
+    "items",
+    "entry",
+    "node",
+];
+const PUNCT: [&str; 8] = [" = ", "(", ", ", ");", " { ", " }", ".", " -> "];
+
+/// One file's text: its header line, then generated lines with planted hits,
+/// counted into `hits` (lines, and files with a hit) in [`GREPS`] order.
+fn tree_text(header: &str, seed: u64, file_no: usize, hits: &mut [(u64, u64)]) -> (String, u64) {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut s = format!("// {header}\n");
+    let lines = 8 + rng.below(60);
+    let mut found = [0u64; GREPS.len()];
+    let rare_at = (file_no % 500 == 123).then(|| rng.below(lines));
+    for n in 0..lines {
+        let line_start = s.len();
+        s.push_str(&"    "[..4 * rng.below(2)]);
+        let words = 3 + rng.below(8);
+        for w in 0..words {
+            if w > 0 {
+                s.push_str(PUNCT[rng.below(PUNCT.len())]);
+            }
+            s.push_str(WORDS[rng.below(WORDS.len())]);
+        }
+        let r = rng.below(10_000);
+        let planted = match r {
+            0..6 => Some((0, " parse_header(buf);")),
+            6..9 => Some((1, " // deprecated")),
+            9..11 => Some((1, " // Deprecated: use the new one")),
+            11..14 => Some((1, " // DEPRECATED since 2.0")),
+            14..20 => None, // near misses are in the vocabulary
+            20..22 => Some((2, " fn open_stream(")),
+            22..24 => Some((2, " fn close_socket(")),
+            24..25 => Some((2, " fn flush_writer(")),
+            _ => None,
+        };
+        if let Some((i, text)) = planted {
+            s.push_str(text);
+            found[i] += 1;
+        }
+        if rare_at == Some(n) {
+            s.push_str(" XYZZY_MARKER");
+            found[3] += 1;
+        }
+        found[4] += u64::from(s[line_start..].contains("return"));
+        s.push('\n');
+    }
+    for (h, f) in hits.iter_mut().zip(found) {
+        h.0 += f;
+        h.1 += u64::from(f > 0);
+    }
+    (s, 1 + lines as u64)
 }
 
 /// Exactly `n` bytes of unique numbered 72-byte lines ("tag 000000042 the quick ...\n").
@@ -157,7 +399,7 @@ fn ensure_fixture(base: &Path, tree_files: usize) -> io::Result<(PathBuf, Manife
     let dest = base.join(format!("n{tree_files}"));
     let marker = fs::read(dest.join(".complete")).unwrap_or_default();
     match serde_json::from_slice::<Manifest>(&marker) {
-        Ok(m) if m.version == 1 => return Ok((dest, m)),
+        Ok(m) if m.version == FIXTURE_VERSION => return Ok((dest, m)),
         _ if dest.exists() => fs::remove_dir_all(&dest)?, // incomplete or old
         _ => {}
     }
@@ -192,6 +434,7 @@ fn build_fixture(root: &Path, tree_files: usize) -> io::Result<Manifest> {
     let leaves = (tree_files / 10).max(1);
     let top = ((leaves as f64).sqrt().round() as usize).max(1);
     let (mut made, mut dirs, mut rs) = (0, 0, 0);
+    let (mut tree_bytes, mut tree_lines, mut grep_hits) = (0, 0, vec![(0, 0); GREPS.len()]);
     for t in 0..top {
         let tdir = root.join(format!("tree/pkg{t:03}"));
         fs::create_dir(&tdir)?;
@@ -203,7 +446,11 @@ fn build_fixture(root: &Path, tree_files: usize) -> io::Result<Manifest> {
             for k in 0..10 {
                 let name = format!("item{k:02}.{}", EXTS[(made + k) % EXTS.len()]);
                 rs += usize::from(name.ends_with(".rs"));
-                fs::write(ldir.join(&name), format!("// pkg{t:03}/mod{m:03}/{name}\n"))?;
+                let header = format!("pkg{t:03}/mod{m:03}/{name}");
+                let file_no = (made - 1) * 10 + k;
+                let (text, lines) = tree_text(&header, file_no as u64 + 1, file_no, &mut grep_hits);
+                (tree_bytes, tree_lines) = (tree_bytes + text.len() as u64, tree_lines + lines);
+                fs::write(ldir.join(&name), text)?;
             }
         }
     }
@@ -219,10 +466,13 @@ fn build_fixture(root: &Path, tree_files: usize) -> io::Result<Manifest> {
     fs::write(root.join("edit/src-1m.txt"), numbered_text("edit", 1 << 20))?;
     let (tree_files, tree_dirs, rs_files) = (made * 10, dirs, rs);
     Ok(Manifest {
-        version: 1,
+        version: FIXTURE_VERSION,
         tree_files,
         tree_dirs,
         rs_files,
+        tree_bytes,
+        tree_lines,
+        grep_hits,
     })
 }
 
@@ -231,8 +481,13 @@ fn warm_cache(dir: &Path) -> usize {
     let mut n = 0;
     for e in fs::read_dir(dir).into_iter().flatten().flatten() {
         n += 1;
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            n += warm_cache(&e.path());
+        match e.file_type() {
+            Ok(t) if t.is_dir() => n += warm_cache(&e.path()),
+            // The tree's files too, for the content searches.
+            Ok(t) if t.is_file() && e.metadata().is_ok_and(|m| m.len() < 1 << 16) => {
+                let _ = fs::read(e.path());
+            }
+            _ => {}
         }
     }
     for f in ["big/text-20m.txt", "edit/src-1m.txt"] {
@@ -281,6 +536,45 @@ fn group_usage(pgid: u32) -> Option<(f64, u64)> {
             .unwrap_or(0);
     }
     Some((cpu, hwm))
+}
+
+/// Open descriptors of the server's process group, sampled by a thread every
+/// `every` (or 9 times as long as a sample took, whichever is longer) until
+/// stopped (the group's pid list is refreshed every 100 ms).
+struct FdSampler {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl FdSampler {
+    fn start(pgid: u32, every: Duration) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let (mut peak, mut pids, mut listed) = (0, group_pids(pgid), Instant::now());
+            loop {
+                let t0 = Instant::now();
+                let fds =
+                    |p: &String| fs::read_dir(format!("/proc/{p}/fd")).map_or(0, |d| d.count());
+                peak = peak.max(pids.iter().map(fds).sum::<usize>() as u64);
+                if flag.load(Ordering::Relaxed) {
+                    return peak;
+                }
+                if listed.elapsed() > Duration::from_millis(100) {
+                    (pids, listed) = (group_pids(pgid), Instant::now());
+                }
+                // At most ~10% of a core: a server with thousands of open
+                // descriptors is sampled less often rather than slowed down.
+                std::thread::sleep(every.max(t0.elapsed() * 9));
+            }
+        });
+        FdSampler { stop, thread }
+    }
+    /// The peak over the sampling (one last sample is taken after the stop).
+    fn stop(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap_or(0)
+    }
 }
 
 /// Reset VmHWM to the current RSS (Linux >= 4.0); false where not permitted.
@@ -425,6 +719,19 @@ fn request(id: u64, method: &str, params: Value) -> Vec<u8> {
     let mut buf = serde_json::to_vec(&msg).expect("json");
     buf.push(b'\n');
     buf
+}
+
+/// A reply's text split into its body and tuls's trailing notes (after a blank
+/// line, each in brackets), and whether the notes say that the reply is a page
+/// cut by the reply budget (`--max-reply-chars`, with an `offset` for the rest).
+fn split_notes(text: &str) -> (&str, &str, bool) {
+    let (body, notes) = match text.rfind("\n\n[") {
+        Some(i) => (&text[..i], &text[i + 2..]),
+        None if text.starts_with("[truncated") => ("", text),
+        None => (text, ""),
+    };
+    let page = notes.contains("--max-reply-chars") || notes.contains("offset: ");
+    (body, notes, page)
 }
 
 fn is_failure(m: &Value) -> bool {
@@ -580,6 +887,9 @@ struct WlResult {
 #[derive(Serialize, Default)]
 struct Run {
     results: Vec<(String, WlResult)>,
+    /// With --with-baseline: (workload, baseline command ms, its output), timed
+    /// right after the workload, so that each server has its own paired baseline.
+    baseline: Vec<(String, f64, String)>,
     peak_rss_mib: f64,
     cpu_s: f64,
     wall_s: f64,
@@ -622,7 +932,8 @@ fn payload(i: usize) -> String {
 struct Suite<'a> {
     args: &'a Args,
     fx: &'a Path,
-    rs_files: usize,
+    mf: &'a Manifest,
+    cases: &'a [Case],
     argv: Vec<String>,
     scratch: PathBuf,
     srv: Option<Server>,
@@ -754,27 +1065,37 @@ impl Suite<'_> {
             "directory_tree" => {
                 self.need(name)?;
                 let (m, secs, n) = self.tool(name, json!({"path": self.path("tree")}))?;
-                let lines = first_text(&m).lines().count();
+                let (body, notes, page) = split_notes(first_text(&m));
+                if !notes.is_empty() && !page {
+                    self.error(format!("directory_tree: cut: {}", notes.replace('\n', " ")));
+                }
+                let lines = body.lines().count();
                 let mb = n as f64 / 1e6;
+                let first = if page { "first page: " } else { "" };
                 Ok((
                     vec![("ms", secs * 1e3)],
-                    format!("{mb:.1} MB response, {lines} text lines"),
+                    format!("{first}{mb:.1} MB response, {lines} text lines"),
                 ))
             }
             "search_files" => {
                 self.need(name)?;
                 let args = json!({"path": self.path("tree"), "pattern": a.search_pattern});
                 let (m, secs, _) = self.tool(name, args)?;
-                let text = first_text(&m).trim();
-                let found = match is_failure(&m) || text == "No matches found" {
+                let (body, _, page) = split_notes(first_text(&m).trim());
+                let found = match is_failure(&m) || body == "No matches found" {
                     true => 0,
-                    false => text.lines().count(),
+                    false => body.lines().count(),
+                };
+                let want = self.mf.rs_files;
+                let (ok, note) = match page {
+                    true => (found > 0 && found <= want, "first page: "),
+                    false => (found == want, ""),
                 };
                 let note = format!(
-                    "{:?}: {found} matches, expected {}",
-                    a.search_pattern, self.rs_files
+                    "{note}{:?}: {found} matches, expected {want}",
+                    a.search_pattern
                 );
-                if found != self.rs_files && !is_failure(&m) {
+                if !ok && !is_failure(&m) {
                     self.error(format!("search_files: {note}"));
                 }
                 Ok((vec![("ms", secs * 1e3)], note))
@@ -831,6 +1152,7 @@ impl Suite<'_> {
             "write_new_1m" => self.writes("new", false),
             "write_over_1m" => self.writes("over", true),
             "edit_1m" => self.edit(),
+            _ if find_grep(name).is_some() => self.grep(name),
             _ => unreachable!("unknown workload {name}"),
         }
     }
@@ -887,6 +1209,78 @@ impl Suite<'_> {
             .for_each(|e| self.error(format!("read_text_file: {e}")));
         let m = vec![("total_ms", total * 1e3), ("req_per_s", n as f64 / total)];
         Ok((m, format!("n={n}")))
+    }
+
+    /// A content search over the whole tree with the server's search tool; the
+    /// reply's match (or file) count must be the fixture's. A reply cut by the
+    /// reply budget (`--max-reply-chars`) is a first page: OK when it holds some
+    /// of the expected results. Any other cut (maxResults, time) is an error.
+    fn grep(&mut self, name: &str) -> Outcome {
+        let (i, g, files) = find_grep(name).expect("a grep workload");
+        let (lines, nfiles) = self.mf.grep_hits[i];
+        let want = if files { nfiles } else { lines };
+        let tree = self.path("tree");
+        let mode = if files { "files" } else { "content" };
+        // More hits than tuls returns at once: the first MAX_SEARCH_RESULTS of
+        // them (or a page) are what is timed.
+        let capped = want > MAX_SEARCH_RESULTS;
+        let (tool, args) = if self.has("search_file_contents") {
+            let args = json!({"path": tree, "pattern": g.pattern, "literal": g.literal,
+                "caseInsensitive": g.icase, "outputMode": mode, "maxResults": MAX_SEARCH_RESULTS});
+            ("search_file_contents", args)
+        } else if self.has("search_files_content") {
+            // rust-mcp-filesystem: always case-insensitive (the fixture's hits do
+            // not depend on case but for grep_word_i, which asks for it); one
+            // output, each file's path and its matching lines.
+            let args =
+                json!({"path": tree, "pattern": "*", "query": g.pattern, "is_regex": !g.literal});
+            ("search_files_content", args)
+        } else {
+            return Err(Fail::Skip("server has no content search tool".into()));
+        };
+        let (m, secs, n) = self.tool(tool, args)?;
+        let text = first_text(&m);
+        let (got, page) = if tool == "search_file_contents" {
+            let (body, notes, page) = split_notes(text);
+            let got = match body {
+                "No matches found" => 0,
+                b => b.lines().count() as u64,
+            };
+            if g.literal && !files && body.lines().any(|l| !l.contains(g.pattern)) {
+                self.error(format!("{name}: a content line without {:?}", g.pattern));
+            }
+            let max_cut = capped && got == MAX_SEARCH_RESULTS && notes.contains("maxResults=");
+            let page = page || max_cut;
+            if !notes.is_empty() && !page {
+                self.error(format!("{name}: cut: {}", notes.replace('\n', " ")));
+            }
+            (got, page)
+        } else {
+            let (matched, paths) = text.lines().fold((0, 0), |(m, p), l| match l {
+                "" => (m, p),
+                l if l.starts_with("  ") => (m + 1, p),
+                _ => (m, p + 1),
+            });
+            (if files { paths } else { matched }, false)
+        };
+        let ok = if page {
+            got > 0 && got <= want
+        } else {
+            got == want
+        };
+        let what = if files { "files" } else { "lines" };
+        let note = match page {
+            true => format!("first page: {got} of {want} {what}"),
+            false => format!("{got} {what}, expected {want}"),
+        };
+        if !ok && !is_failure(&m) {
+            self.error(format!("{name}: {note}"));
+        }
+        let kb = n as f64 / 1e3;
+        Ok((
+            vec![("ms", secs * 1e3)],
+            format!("{note}; {tool}, {kb:.0} kB reply"),
+        ))
     }
 
     fn writes(&mut self, sub: &str, over: bool) -> Outcome {
@@ -954,10 +1348,14 @@ impl Suite<'_> {
         let before = group_usage(pgid);
         self.peak(before.map_or(0, |u| u.1));
         let hwm_reset = name != "initialize" && reset_hwm(pgid);
+        let every = self.args.fd_sample_ms;
+        let fds = (every > 0.0 && name != "initialize")
+            .then(|| FdSampler::start(pgid, Duration::from_secs_f64(every / 1e3)));
         let cli0 = proc_stat("self").map_or(0.0, |s| s.1);
         let dog = Watchdog::start(pgid, self.args.timeout);
         let outcome = self.workload(name);
         let timed_out = dog.stop();
+        let peak_fds = fds.map(FdSampler::stop);
         let cli_ms = ((proc_stat("self").map_or(0.0, |s| s.1) - cli0) * 1e3).round();
         let (mut metrics, mut detail) = match outcome {
             Ok(ok) => ok,
@@ -987,6 +1385,7 @@ impl Suite<'_> {
             self.peak(hwm);
         }
         metrics.extend((name != "initialize").then_some(("client_cpu_ms", cli_ms)));
+        metrics.extend(peak_fds.map(|n| ("peak_fds", n as f64)));
         if let Some(e) = self.errors.first() {
             detail = format!("{detail}; first error: {e}");
         }
@@ -1021,7 +1420,19 @@ impl Suite<'_> {
             let m = r.metrics.iter().map(|(k, v)| format!(" {k}={}", fmt(*v)));
             let m: String = m.collect();
             eprintln!("  [{label}] {w:18} {:8}{m}  ({})", r.status, r.detail);
+            let ok = r.status == "OK";
             self.run.results.push((w.to_string(), r));
+            // The baseline command right after, on the same warm cache and load.
+            for c in self.cases.iter().filter(|c| ok && c.workload == Some(w)) {
+                match time_pipeline(&c.cmds, 1) {
+                    Ok((secs, text)) => {
+                        let shown = case_output(c, text);
+                        eprintln!("  [baseline] {w:18} ms={}  ({shown})", fmt(secs * 1e3));
+                        self.run.baseline.push((w.to_string(), secs * 1e3, shown));
+                    }
+                    Err(e) => eprintln!("  [baseline] {w}: {e}"),
+                }
+            }
         }
         self.retire();
         let _ = fs::remove_dir_all(&self.scratch);
@@ -1032,7 +1443,14 @@ impl Suite<'_> {
 }
 
 /// Every round runs each server's suite in turn (A,B,A,B,...); one list of runs per server.
-fn run_rounds(args: &Args, fx: &Path, rs_files: usize, names: &[String]) -> Vec<Vec<Run>> {
+/// Each workload with a command in `cases` is followed by that command.
+fn run_rounds(
+    args: &Args,
+    fx: &Path,
+    mf: &Manifest,
+    names: &[String],
+    cases: &[Case],
+) -> Vec<Vec<Run>> {
     let mut runs: Vec<Vec<Run>> = names.iter().map(|_| Vec::new()).collect();
     for round in 0..args.rounds {
         for (i, name) in names.iter().enumerate() {
@@ -1043,7 +1461,8 @@ fn run_rounds(args: &Args, fx: &Path, rs_files: usize, names: &[String]) -> Vec<
             let suite = Suite {
                 args,
                 fx,
-                rs_files,
+                mf,
+                cases,
                 argv,
                 scratch,
                 srv,
@@ -1121,9 +1540,9 @@ fn median_of(runs: &[Run], f: fn(&Run) -> f64) -> f64 {
 fn print_single(out: &mut String, name: &str, runs: &[Run], workloads: &[&str]) {
     let _ = writeln!(out, "\n### {name}: medians of {} run(s)\n", runs.len());
     out.push_str(
-        "| workload | status | metrics | srv CPU ms | client CPU ms | peak RSS MiB | detail |\n",
+        "| workload | status | metrics | srv CPU ms | client CPU ms | peak RSS MiB | peak fds | detail |\n",
     );
-    out.push_str("|---|---|---|---:|---:|---:|---|\n");
+    out.push_str("|---|---|---|---:|---:|---:|---:|---|\n");
     for wl in workloads {
         let r = aggregate(runs, wl);
         let main: Vec<String> = r
@@ -1132,10 +1551,10 @@ fn print_single(out: &mut String, name: &str, runs: &[Run], workloads: &[&str]) 
             .filter(|m| !SIDE.contains(&m.0.as_str()))
             .map(|(k, v)| format!("{k} {}", fmt(*v)))
             .collect();
-        let [cpu, cli, rss] = SIDE.map(|k| get(&r.metrics, k).map_or("-".into(), fmt));
+        let [cpu, cli, rss, fds] = SIDE.map(|k| get(&r.metrics, k).map_or("-".into(), fmt));
         let _ = writeln!(
             out,
-            "| {wl} | {} | {} | {cpu} | {cli} | {rss} | {} |",
+            "| {wl} | {} | {} | {cpu} | {cli} | {rss} | {fds} | {} |",
             r.status,
             main.join(", "),
             r.detail
@@ -1157,12 +1576,11 @@ fn print_single(out: &mut String, name: &str, runs: &[Run], workloads: &[&str]) 
 
 fn compare(
     out: &mut String,
-    names: &[String],
+    (na, nb): (&str, &str),
     a: &[Run],
     b: &[Run],
     workloads: &[&str],
 ) -> Vec<Value> {
-    let (na, nb) = (&names[0], &names[1]);
     let _ = writeln!(
         out,
         "\n### compare: A = {na}, B = {nb} ({} alternating rounds)\n",
@@ -1286,53 +1704,209 @@ fn time_pipeline(cmds: &[Vec<String>], reps: usize) -> io::Result<(f64, String)>
     ))
 }
 
-fn baseline(fx: &Path, reps: usize) -> io::Result<(String, Vec<Value>)> {
+/// One baseline command: the workload it stands for (if any), its label and its pipeline.
+struct Case {
+    workload: Option<&'static str>,
+    label: String,
+    cmds: Vec<Vec<String>>,
+    /// The count the output should show, if known.
+    expected: Option<u64>,
+}
+
+/// The baseline commands, for the selected workloads (`None`: all). The rg rows
+/// use rg's defaults (ignore files, no hidden or binary files), `-j threads`.
+fn baseline_cases(fx: &Path, mf: &Manifest, threads: usize, only: Option<&[&str]>) -> Vec<Case> {
     let p = |rel: &str| fx.join(rel).to_string_lossy().into_owned();
     let arg = |w: &str| w.strip_prefix('@').map_or(w.to_string(), p);
     let cmd = |s: &str| s.split(' ').map(arg).collect::<Vec<String>>();
-    let cases = [
-        (
+    let case = |workload, label: &str, cmds, expected| Case {
+        workload,
+        label: label.to_string(),
+        cmds,
+        expected,
+    };
+    let mut cases = vec![
+        case(
+            Some("directory_tree"),
             "find tree -type f | wc -l",
             vec![cmd("find @tree -type f"), cmd("wc -l")],
+            Some(mf.tree_files as u64),
         ),
-        (
+        case(
+            Some("search_files"),
             "find tree -name '*.rs' | wc -l",
             vec![cmd("find @tree -name *.rs"), cmd("wc -l")],
+            Some(mf.rs_files as u64),
         ),
-        ("find tree | wc -l", vec![cmd("find @tree"), cmd("wc -l")]),
-        (
+        case(
+            None,
+            "find tree | wc -l",
+            vec![cmd("find @tree"), cmd("wc -l")],
+            None,
+        ),
+        case(
+            Some("list_sizes_10k"),
             "ls -l wide (10k) | wc -l",
             vec![cmd("ls -l @wide"), cmd("wc -l")],
+            None,
         ),
-        (
+        case(
+            Some("read_20m"),
             "cat text-20m | wc -c",
             vec![cmd("cat @big/text-20m.txt"), cmd("wc -c")],
+            Some(TEXT_20M as u64),
         ),
-        (
+        case(
+            Some("head10_1g"),
             "head -n 10 sparse-1g",
             vec![cmd("head -n 10 @big/sparse-1g.txt")],
+            None,
         ),
-        (
+        case(
+            Some("tail10_1g"),
             "tail -n 10 sparse-1g",
             vec![cmd("tail -n 10 @big/sparse-1g.txt")],
+            None,
         ),
     ];
-    let mut out =
-        format!("\n### baseline: coreutils on the same fixture (warm cache, median of {reps})\n\n");
-    out.push_str("| command | ms | output |\n|---|---:|---|\n");
-    let mut rows = Vec::new();
-    for (label, cmds) in cases {
-        let (secs, text) = time_pipeline(&cmds, reps)?;
-        let shown = if text.len() < 40 {
-            text
-        } else {
-            format!("{} lines", text.lines().count())
-        };
-        let cell = label.replace('|', "\\|");
-        let _ = writeln!(out, "| `{cell}` | {} | {shown} |", fmt(secs * 1e3));
-        rows.push(json!({"command": label, "ms": secs * 1e3, "output": shown}));
+    for (i, g) in GREPS.iter().enumerate() {
+        for files in [false, true] {
+            let mut argv: Vec<String> = ["rg", if files { "-l" } else { "-n" }, "-j"]
+                .map(String::from)
+                .to_vec();
+            argv.push(threads.to_string());
+            argv.extend(g.literal.then(|| "-F".to_string()));
+            argv.extend(g.icase.then(|| "-i".to_string()));
+            argv.extend(["-e".to_string(), g.pattern.to_string(), p("tree")]);
+            let shown: Vec<String> = argv
+                .iter()
+                .map(|a| match a {
+                    a if a == g.pattern => format!("'{a}'"),
+                    a if a.starts_with('/') => "tree".to_string(),
+                    a => a.clone(),
+                })
+                .collect();
+            let label = format!("{} | wc -l", shown.join(" "));
+            let workload = if files { g.files_name } else { g.name };
+            let (lines, nfiles) = mf.grep_hits[i];
+            let expected = Some(if files { nfiles } else { lines });
+            cases.push(case(
+                Some(workload),
+                &label,
+                vec![argv, cmd("wc -l")],
+                expected,
+            ));
+        }
     }
-    Ok((out, rows))
+    cases.retain(|c| only.is_none_or(|o| c.workload.is_none_or(|w| o.contains(&w))));
+    cases
+}
+
+/// A command's output as shown: short output whole, else its line count; and
+/// the expected count when known.
+fn case_output(c: &Case, text: String) -> String {
+    let mut shown = if text.len() < 40 {
+        text
+    } else {
+        format!("{} lines", text.lines().count())
+    };
+    if let Some(e) = c.expected {
+        let _ = write!(shown, " (expected {e})");
+    }
+    shown
+}
+
+/// Times each case (median of `reps` after a warm-up run); (label, workload, ms, output) rows.
+fn time_cases(cases: &[Case], reps: usize) -> io::Result<Vec<Value>> {
+    let mut rows = Vec::new();
+    for c in cases {
+        let (secs, text) = time_pipeline(&c.cmds, reps)?;
+        let shown = case_output(c, text);
+        rows.push(
+            json!({"command": c.label, "workload": c.workload, "ms": secs * 1e3, "output": shown}),
+        );
+    }
+    Ok(rows)
+}
+
+fn baseline_table(rows: &[Value], title: &str) -> String {
+    let mut out = format!("\n### baseline: {title}\n\n");
+    out.push_str("| command | workload | ms | output |\n|---|---|---:|---|\n");
+    for r in rows {
+        let cell = r["command"].as_str().unwrap_or("").replace('|', "\\|");
+        let wl = r["workload"].as_str().unwrap_or("-");
+        let ms = fmt(r["ms"].as_f64().unwrap_or(0.0));
+        let _ = writeln!(
+            out,
+            "| `{cell}` | {wl} | {ms} | {} |",
+            r["output"].as_str().unwrap_or("")
+        );
+    }
+    out
+}
+
+/// Each server's median time per workload over the median of its baseline command.
+fn versus_baseline(
+    out: &mut String,
+    names: &[String],
+    runs: &[Vec<Run>],
+    cases: &[Case],
+    workloads: &[&str],
+) -> Vec<Value> {
+    let _ = write!(
+        out,
+        "\n### versus the baseline commands\n\nEach baseline command ran right after its workload, \
+         once per server and round; ratio = median of the per-round (server ms / its baseline ms), \
+         with the min–max over the rounds.\n\n| workload | baseline command | output |"
+    );
+    for n in names {
+        let _ = write!(out, " {n} ms | baseline ms | {n} / baseline |");
+    }
+    out.push_str("\n|---|---|---|");
+    out.push_str(&"---:|---:|---:|".repeat(names.len()));
+    out.push('\n');
+    let mut rows = Vec::new();
+    for wl in workloads {
+        let Some(case) = cases.iter().find(|c| c.workload == Some(wl)) else {
+            continue;
+        };
+        let shown = runs
+            .iter()
+            .flatten()
+            .flat_map(|r| &r.baseline)
+            .find(|b| b.0 == *wl)
+            .map_or(String::new(), |b| b.2.clone());
+        let label = case.label.replace('|', "\\|");
+        let _ = write!(out, "| {wl} | `{label}` | {shown} |");
+        for (name, rs) in names.iter().zip(runs) {
+            let (mut ms, mut bms, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+            for r in rs {
+                let res = r.results.iter().find(|x| x.0 == *wl && x.1.status == "OK");
+                let v = res.and_then(|x| get(&x.1.metrics, "ms").or(get(&x.1.metrics, "total_ms")));
+                let b = r.baseline.iter().find(|b| b.0 == *wl).map(|b| b.1);
+                if let (Some(v), Some(b)) = (v, b) {
+                    ms.push(v);
+                    bms.push(b);
+                    ratios.push(v / b);
+                }
+            }
+            if ratios.is_empty() {
+                let _ = write!(out, " {} | | n/a |", aggregate(rs, wl).status);
+                continue;
+            }
+            let (lo, hi) = min_max(&ratios);
+            let ratio = median(&ratios);
+            let _ = write!(
+                out,
+                " {} | {} | {ratio:.2} ({lo:.2}–{hi:.2}) |",
+                fmt(median(&ms)),
+                fmt(median(&bms))
+            );
+            rows.push(json!({"workload": wl, "server": name, "command": case.label, "ms": ms, "baseline_ms": bms, "ratios": ratios}));
+        }
+        out.push('\n');
+    }
+    rows
 }
 
 // ---------------------------------------------------------------- main
@@ -1348,7 +1922,10 @@ fn workloads(args: &Args) -> Vec<&'static str> {
         ));
     }
     all.into_iter()
-        .filter(|w| only.is_empty() || only.contains(w))
+        .filter(|w| match only.is_empty() {
+            true => !OPT_IN.contains(w),
+            false => only.contains(w),
+        })
         .collect()
 }
 
@@ -1373,23 +1950,36 @@ fn main() {
     );
     eprintln!("fixture {}: {tree}", fx.display());
     let mut report = json!({"tool": "mcpbench-rs", "fixture": fx, "manifest": mf, "config": args});
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let rg_threads = args.rg_threads.unwrap_or(cores);
     let mut out = String::new();
     match args.mode {
         Mode::Fixture => return,
         Mode::Baseline => {
-            let (text, rows) = baseline(&fx, args.rounds.max(3))
-                .unwrap_or_else(|e| fatal(format!("baseline: {e}")));
-            (out, report["baseline"]) = (text, json!(rows));
+            let only = (!args.only.is_empty()).then_some(&workloads[..]);
+            let cases = baseline_cases(&fx, &mf, rg_threads, only);
+            let reps = args.rounds.max(3);
+            let rows = time_cases(&cases, reps).unwrap_or_else(|e| fatal(format!("baseline: {e}")));
+            let title =
+                format!("the same fixture, warm cache, median of {reps}; rg -j {rg_threads}");
+            out = baseline_table(&rows, &title);
+            report["baseline"] = json!(rows);
         }
         Mode::Run => {
-            if !(1..=2).contains(&args.servers.len()) {
-                fatal("give --server once (measure) or twice (compare)".into());
+            if args.servers.is_empty() {
+                fatal("give --server once (measure), or more to compare with the first".into());
             }
-            let name = |i: usize| args.names.get(i).cloned().unwrap_or(["A", "B"][i].into());
+            let name = |i: usize| {
+                let letter = char::from(b'A' + (i % 26) as u8);
+                args.names.get(i).cloned().unwrap_or(letter.to_string())
+            };
             let names: Vec<String> = (0..args.servers.len()).map(name).collect();
             eprintln!("page-cache warm-up: {} fixture entries", warm_cache(&fx));
-            let runs = run_rounds(&args, &fx, mf.rs_files, &names);
-            let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+            let cases = match args.with_baseline {
+                true => baseline_cases(&fx, &mf, rg_threads, Some(&workloads)),
+                false => Vec::new(),
+            };
+            let runs = run_rounds(&args, &fx, &mf, &names, &cases);
             let _ = writeln!(
                 out,
                 "## mcpbench: {tree}; {} round(s); {cores} cores\n",
@@ -1401,9 +1991,16 @@ fn main() {
             for (name, rs) in names.iter().zip(&runs) {
                 print_single(&mut out, name, rs, &workloads);
             }
-            if let [a, b] = &runs[..] {
-                report["compare"] = json!(compare(&mut out, &names, a, b, &workloads));
+            let mut compares = Vec::new();
+            for (i, b) in runs.iter().enumerate().skip(1) {
+                let pair = (names[0].as_str(), names[i].as_str());
+                compares.push(json!(compare(&mut out, pair, &runs[0], b, &workloads)));
             }
+            if !cases.is_empty() {
+                report["baseline"] =
+                    json!(versus_baseline(&mut out, &names, &runs, &cases, &workloads));
+            }
+            report["compare"] = json!(compares);
             let raw: Vec<Value> = names
                 .iter()
                 .zip(&runs)

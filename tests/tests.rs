@@ -39,6 +39,7 @@ mod suite {
     mod roots;
     mod roots_rules;
     mod search_contents;
+    mod search_stream;
     mod spelling;
     mod startup_checks;
     mod tree_whole;

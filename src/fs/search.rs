@@ -50,7 +50,8 @@ pub struct Bounds<'a> {
     pub max_entries: usize,
     /// Depth to descend to.
     pub max_depth: usize,
-    /// Bytes of listed paths before stopping.
+    /// Bytes of listed paths held at once (listed, not yet handed to the
+    /// consumer) before stopping.
     pub max_path_bytes: usize,
     /// Stops the walk.
     pub cancel: &'a CancellationToken,
@@ -67,25 +68,10 @@ pub enum Stop {
     Entries(usize),
     /// The depth cap (deeper directories were not entered).
     Depth(usize),
-    /// The listed paths' byte cap.
+    /// The cap on listed paths held at once.
     Paths(usize),
     /// The deadline.
     Deadline,
-}
-
-/// The files of a walk, in path order (names in byte order, pre-order),
-/// as `/`-joined raw paths relative to the start.
-#[derive(Debug, Default)]
-pub struct Listing {
-    /// The files to search.
-    pub files: Vec<Vec<u8>>,
-    /// Why the walk stopped early, if it did.
-    pub stop: Option<Stop>,
-    /// Ignore files not used because they were over
-    /// [`MAX_IGNORE_FILE_BYTES`].
-    pub big_ignore_files: u64,
-    /// Directory entries the walk looked at.
-    pub seen: u64,
 }
 
 /// The ignore rules of one directory, and how to reach it from a path
@@ -259,10 +245,7 @@ fn read_small(dir: rustix::fd::BorrowedFd<'_>, path: &[&std::ffi::CStr]) -> Smal
         return Small::Missing;
     };
     let mut buf = Vec::new();
-    match FdReader(fd)
-        .take(MAX_IGNORE_FILE_BYTES + 1)
-        .read_to_end(&mut buf)
-    {
+    match fd.take(MAX_IGNORE_FILE_BYTES + 1).read_to_end(&mut buf) {
         Ok(_) if buf.len() as u64 > MAX_IGNORE_FILE_BYTES => Small::TooBig,
         Ok(_) => Small::Bytes(buf),
         Err(_) => Small::Missing,
@@ -281,7 +264,7 @@ fn dir_flags() -> OFlags {
 fn open_file_at<P: rustix::path::Arg>(
     dir: rustix::fd::BorrowedFd<'_>,
     name: P,
-) -> std::io::Result<OwnedFd> {
+) -> std::io::Result<FdReader> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
@@ -289,12 +272,57 @@ fn open_file_at<P: rustix::path::Arg>(
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(std::io::Error::other("not a regular file"));
     }
-    Ok(fd)
+    Ok(FdReader(fd, u64::try_from(st.st_size).unwrap_or(0)))
 }
 
-/// A file fd as a reader (reads with `read(2)`; no memory map).
+/// A regular file's fd as a reader (reads with `read(2)`; no memory map),
+/// with its size when it was opened.
 #[derive(Debug)]
-pub struct FdReader(OwnedFd);
+pub struct FdReader(OwnedFd, u64);
+
+impl FdReader {
+    /// The file's size when it was opened.
+    pub fn size(&self) -> u64 {
+        self.1
+    }
+
+    /// Reads the whole file into `buf` (cleared first) when it holds at
+    /// most `max` bytes: true if `buf` holds it all, false if it is bigger
+    /// (`buf` then holds what was read, to be searched before the rest).
+    /// A file of its opened size takes one `read(2)`: a short read of a
+    /// regular file is its end.
+    pub fn read_small(&mut self, buf: &mut Vec<u8>, max: usize) -> std::io::Result<bool> {
+        buf.clear();
+        let size = usize::try_from(self.1).unwrap_or(usize::MAX);
+        if size > max {
+            return Ok(false);
+        }
+        // One byte more than the size, to see a file that grew.
+        buf.resize(size + 1, 0);
+        let mut got = 0;
+        loop {
+            let n = match rustix::io::read(&self.0, buf.get_mut(got..).unwrap_or_default()) {
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => {
+                    buf.truncate(got);
+                    return Err(e.into());
+                }
+            };
+            got += n;
+            if n == 0 || got < buf.len() {
+                buf.truncate(got);
+                return Ok(true);
+            }
+            if buf.len() > max {
+                buf.truncate(got);
+                return Ok(false);
+            }
+            let more = (buf.len() * 2).min(max + 1);
+            buf.resize(more, 0);
+        }
+    }
+}
 
 impl Read for FdReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -315,21 +343,34 @@ pub fn open_listed(start: &OwnedFd, rel: &[u8]) -> std::io::Result<FdReader> {
         let from = held.as_ref().map_or(start.as_fd(), |f| f.as_fd());
         let name = OsStr::from_bytes(name);
         if parts.peek().is_none() {
-            return open_file_at(from, name).map(FdReader);
+            return open_file_at(from, name);
         }
         held = Some(rustix::fs::openat(from, name, dir_flags(), Mode::empty())?);
     }
     Err(std::io::Error::other("empty listed path"))
 }
 
-/// The last directory [`open_listed_in`] opened, to open its next file
-/// from (the listing is in path order, so neighbours share a directory).
-#[derive(Debug, Default)]
-pub struct DirCache(Option<(Vec<u8>, OwnedFd)>);
+/// Directory levels [`DirCache`] keeps open: the fds a search thread holds.
+const DIR_CACHE_LEVELS: usize = 4;
 
-/// [`open_listed`], opening the file from the cached directory when it is
-/// the file's parent (the cached fd was opened the same way, one
-/// component at a time with `O_NOFOLLOW`, so it is the same kind of handle).
+/// The directories [`open_listed_in`] opened last, to open the next file
+/// from (the files come in path order, so neighbours share directories):
+/// the first [`DIR_CACHE_LEVELS`] levels of the last parent path, one fd
+/// per level, and the last parent itself when it is deeper.
+#[derive(Debug, Default)]
+pub struct DirCache {
+    levels: Vec<(Vec<u8>, OwnedFd)>,
+    deep: Option<(Vec<u8>, OwnedFd)>,
+}
+
+fn bad_name(name: &[u8]) -> bool {
+    name.is_empty() || name == b"." || name == b".."
+}
+
+/// [`open_listed`], opening the file from the cached directories: only the
+/// components past what the last file shared with this one are opened
+/// (each cached fd was opened the same way, one component at a time with
+/// `O_NOFOLLOW`, from the start).
 pub fn open_listed_in(
     cache: &mut DirCache,
     start: &OwnedFd,
@@ -342,31 +383,49 @@ pub fn open_listed_in(
         rel.get(..slash).unwrap_or_default(),
         rel.get(slash + 1..).unwrap_or_default(),
     );
-    if name.is_empty() || name == b"." || name == b".." {
+    if bad_name(name) {
         return Err(std::io::Error::other("bad listed name"));
     }
-    if cache.0.as_ref().is_none_or(|(p, _)| p.as_slice() != parent) {
-        cache.0 = None;
-        let mut held: Option<OwnedFd> = None;
-        for comp in parent.split(|&b| b == b'/') {
-            if comp.is_empty() || comp == b"." || comp == b".." {
-                return Err(std::io::Error::other("bad listed name"));
-            }
-            let from = held.as_ref().map_or(start.as_fd(), |f| f.as_fd());
-            held = Some(rustix::fs::openat(
-                from,
-                OsStr::from_bytes(comp),
-                dir_flags(),
-                Mode::empty(),
-            )?);
-        }
-        if let Some(fd) = held {
-            cache.0 = Some((parent.to_vec(), fd));
+    let name = OsStr::from_bytes(name);
+    if let Some((p, dir)) = &cache.deep
+        && p.as_slice() == parent
+    {
+        return open_file_at(dir.as_fd(), name);
+    }
+    let comps: Vec<&[u8]> = parent.split(|&b| b == b'/').collect();
+    if comps.iter().any(|c| bad_name(c)) {
+        return Err(std::io::Error::other("bad listed name"));
+    }
+    let shared = cache
+        .levels
+        .iter()
+        .zip(&comps)
+        .take_while(|(l, c)| l.0.as_slice() == **c)
+        .count();
+    cache.levels.truncate(shared);
+    cache.deep = None;
+    let mut held: Option<OwnedFd> = None;
+    for (i, comp) in comps.iter().enumerate().skip(shared) {
+        let from = match (&held, cache.levels.last()) {
+            (Some(fd), _) => fd.as_fd(),
+            (None, Some(l)) => l.1.as_fd(),
+            (None, None) => start.as_fd(),
+        };
+        let fd = rustix::fs::openat(from, OsStr::from_bytes(comp), dir_flags(), Mode::empty())?;
+        if i < DIR_CACHE_LEVELS && held.is_none() {
+            cache.levels.push((comp.to_vec(), fd));
+        } else {
+            held = Some(fd);
         }
     }
-    match &cache.0 {
-        Some((_, dir)) => open_file_at(dir.as_fd(), OsStr::from_bytes(name)).map(FdReader),
-        None => Err(std::io::Error::other("no parent")),
+    if let Some(fd) = held {
+        let file = open_file_at(fd.as_fd(), name);
+        cache.deep = Some((parent.to_vec(), fd));
+        return file;
+    }
+    match cache.levels.last() {
+        Some((_, dir)) => open_file_at(dir.as_fd(), name),
+        None => open_file_at(start.as_fd(), name),
     }
 }
 
@@ -407,15 +466,76 @@ impl Shared<'_> {
     }
 }
 
-/// Lists the files to search under `start` (an fd the caller owns),
-/// honouring `ancestors`' ignore rules too. Runs on `pool`.
-pub fn list_files(
+/// Takes the files of a walk, in path order, a chunk at a time, while the
+/// walk goes on: a search starts on the first files before the whole tree is
+/// listed, and stops the walk once its reply is full.
+pub trait Consume {
+    /// Files wanted per [`Consume::take`].
+    fn chunk(&self) -> usize;
+    /// The next files in path order (`/`-joined raw paths relative to the
+    /// start); false stops the walk.
+    fn take(&mut self, files: Vec<Vec<u8>>) -> bool;
+}
+
+/// What a walk ends with; its files went to the [`Consume`]r.
+#[derive(Debug, Default)]
+pub struct WalkEnd {
+    /// Why the walk stopped early, if it did (not counting the consumer's stop).
+    pub stop: Option<Stop>,
+    /// Ignore files not used because they were over
+    /// [`MAX_IGNORE_FILE_BYTES`].
+    pub big_ignore_files: u64,
+    /// Directory entries the walk looked at.
+    pub seen: u64,
+}
+
+/// Sibling subtrees walked at once, at most: a streamed directory's
+/// subdirectories are walked in groups of 1, 2, 4, ... up to this many (each
+/// group in parallel, then handed on in path order), so the first files come
+/// soon and a wide tree is still walked in parallel.
+const MAX_GROUP_DIRS: usize = 64;
+
+/// Hands listed files to the consumer in chunks, in path order. The paths
+/// held here count against `max_path_bytes` until they are handed on.
+struct Emitter<'a, C: Consume> {
+    pending: std::collections::VecDeque<Vec<u8>>,
+    consumer: &'a mut C,
+    done: bool,
+}
+
+impl<C: Consume> Emitter<'_, C> {
+    fn push(&mut self, rel: Vec<u8>, shared: &Shared<'_>) {
+        self.pending.push_back(rel);
+        self.flush(false, shared);
+    }
+
+    fn flush(&mut self, all: bool, shared: &Shared<'_>) {
+        while !self.done && !self.pending.is_empty() {
+            let n = self.consumer.chunk().max(1);
+            if self.pending.len() < n && !all {
+                break;
+            }
+            let chunk: Vec<Vec<u8>> = self.pending.drain(..n.min(self.pending.len())).collect();
+            let bytes = chunk.iter().map(Vec::len).sum::<usize>();
+            shared.path_bytes.fetch_sub(bytes, Ordering::Relaxed);
+            if !self.consumer.take(chunk) {
+                self.done = true;
+            }
+        }
+    }
+}
+
+/// Walks the files to search under `start` (an fd the caller owns),
+/// honouring `ancestors`' ignore rules too, and hands them to `consumer` in
+/// path order as they are listed. Runs on `pool` (the consumer too).
+pub fn walk_files<C: Consume + Send>(
     pool: &rayon::ThreadPool,
     start: OwnedFd,
     ancestors: &[Level],
     filter: &Filter,
     bounds: &Bounds<'_>,
-) -> Result<Listing> {
+    consumer: &mut C,
+) -> Result<WalkEnd> {
     let shared = Shared {
         filter,
         bounds,
@@ -433,8 +553,15 @@ pub fn list_files(
         parent: None,
         ancestors,
     };
-    let mut files = Vec::new();
-    pool.install(|| walk_dir(start, &[], 1, &top, &shared, &mut files));
+    pool.install(|| {
+        let mut em = Emitter {
+            pending: std::collections::VecDeque::new(),
+            consumer,
+            done: false,
+        };
+        stream_dir(start, &[], 1, &top, &shared, &mut em);
+        em.flush(true, &shared);
+    });
     if bounds.cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
@@ -449,8 +576,7 @@ pub fn list_files(
     } else {
         None
     };
-    Ok(Listing {
-        files,
+    Ok(WalkEnd {
         stop,
         big_ignore_files: shared.big.into_inner(),
         seen: shared.seen.into_inner() as u64,
@@ -460,21 +586,25 @@ pub fn list_files(
 enum Slot {
     File(Vec<u8>),
     Dir(Vec<u8>, std::ffi::OsString, Vec<Vec<u8>>),
+    Taken,
 }
 
-fn walk_dir(
-    dir: OwnedFd,
+/// Lists `dir` (whose relative path is `prefix`): its files and the
+/// subdirectories to enter, in name order, after the filters; and the
+/// directory's own ignore rules. `None` if it cannot be listed or the walk
+/// has stopped.
+fn slots_of(
+    dir: &OwnedFd,
     prefix: &[u8],
     depth: usize,
     parent: &Chain<'_>,
     shared: &Shared<'_>,
-    out: &mut Vec<Vec<u8>>,
-) {
+) -> Option<(Vec<Slot>, Option<Level>)> {
     if shared.stopped() {
-        return;
+        return None;
     }
-    let Ok((entries, _)) = walk::read_entries_fd(&dir, false, usize::MAX, "") else {
-        return;
+    let Ok((entries, _)) = walk::read_entries_fd(dir, false, usize::MAX, "") else {
+        return None;
     };
     let n = entries.len();
     let before = shared.seen.fetch_add(n, Ordering::Relaxed);
@@ -490,7 +620,7 @@ fn walk_dir(
         } else {
             prefix.len() + 1
         };
-        Level::read(&dir, Vec::new(), base, &shared.big)
+        Level::read(dir, Vec::new(), base, &shared.big)
     });
     let chain = Chain {
         level: level.as_ref(),
@@ -500,7 +630,8 @@ fn walk_dir(
     let mut slots = Vec::new();
     for entry in entries.into_iter().take(allowed) {
         let name = entry.os_name().as_bytes();
-        let mut rel = prefix.to_vec();
+        let mut rel = Vec::with_capacity(prefix.len() + 1 + name.len());
+        rel.extend_from_slice(prefix);
         if !rel.is_empty() {
             rel.push(b'/');
         }
@@ -555,26 +686,123 @@ fn walk_dir(
             slots.push(Slot::File(rel));
         }
     }
-    // Each subdirectory is opened when it is walked (one name beneath
-    // this directory's fd, `O_NOFOLLOW`), so a wide directory does not hold
-    // an fd per child.
-    let descend = |slot: &mut Slot| {
-        if let Slot::Dir(rel, name, found) = slot
-            && let Ok(sub) = rustix::fs::openat(&dir, name.as_os_str(), dir_flags(), Mode::empty())
-        {
-            walk_dir(sub, rel, depth + 1, &chain, shared, found);
+    Some((slots, level))
+}
+
+/// Walks the subdirectory of `slot` (opened when it is walked: one name
+/// beneath `dir`, `O_NOFOLLOW`, so a wide directory does not hold an fd per
+/// child) into the slot's list.
+fn descend(dir: &OwnedFd, slot: &mut Slot, depth: usize, chain: &Chain<'_>, shared: &Shared<'_>) {
+    if let Slot::Dir(rel, name, found) = slot
+        && let Ok(sub) = rustix::fs::openat(dir, name.as_os_str(), dir_flags(), Mode::empty())
+    {
+        walk_dir(sub, rel, depth + 1, chain, shared, found);
+    }
+}
+
+/// Walks `dir` and hands its files on in path order as they are listed:
+/// its subdirectories go in groups of 1, 2, 4, ... [`MAX_GROUP_DIRS`]; a
+/// group of one is streamed itself, a bigger one is walked whole (in
+/// parallel) and then handed on.
+fn stream_dir<C: Consume>(
+    dir: OwnedFd,
+    prefix: &[u8],
+    depth: usize,
+    parent: &Chain<'_>,
+    shared: &Shared<'_>,
+    em: &mut Emitter<'_, C>,
+) {
+    if em.done {
+        return;
+    }
+    let Some((mut slots, level)) = slots_of(&dir, prefix, depth, parent, shared) else {
+        return;
+    };
+    let chain = Chain {
+        level: level.as_ref(),
+        parent: Some(parent),
+        ancestors: parent.ancestors,
+    };
+    let (mut i, mut group) = (0, 1);
+    while i < slots.len() {
+        let mut j = i;
+        let mut dirs = 0;
+        while let Some(slot) = slots.get(j) {
+            if matches!(slot, Slot::Dir(..)) {
+                if dirs == group {
+                    break;
+                }
+                dirs += 1;
+            }
+            j += 1;
         }
+        let Some(part) = slots.get_mut(i..j) else {
+            break;
+        };
+        if dirs > 1 {
+            part.par_iter_mut()
+                .for_each(|slot| descend(&dir, slot, depth, &chain, shared));
+        }
+        for slot in part.iter_mut() {
+            match std::mem::replace(slot, Slot::Taken) {
+                Slot::File(rel) => em.push(rel, shared),
+                Slot::Dir(_, _, found) if dirs > 1 => {
+                    for rel in found {
+                        em.push(rel, shared);
+                    }
+                }
+                Slot::Dir(rel, name, _) => {
+                    if let Ok(sub) =
+                        rustix::fs::openat(&dir, name.as_os_str(), dir_flags(), Mode::empty())
+                    {
+                        stream_dir(sub, &rel, depth + 1, &chain, shared, em);
+                    }
+                }
+                Slot::Taken => {}
+            }
+            if em.done {
+                return;
+            }
+        }
+        if dirs > 0 {
+            group = (group * 2).min(MAX_GROUP_DIRS);
+        }
+        i = j;
+    }
+}
+
+/// Walks `dir` whole into `out`, its subdirectories in parallel.
+fn walk_dir(
+    dir: OwnedFd,
+    prefix: &[u8],
+    depth: usize,
+    parent: &Chain<'_>,
+    shared: &Shared<'_>,
+    out: &mut Vec<Vec<u8>>,
+) {
+    let Some((mut slots, level)) = slots_of(&dir, prefix, depth, parent, shared) else {
+        return;
+    };
+    let chain = Chain {
+        level: level.as_ref(),
+        parent: Some(parent),
+        ancestors: parent.ancestors,
     };
     let dirs = slots.iter().filter(|s| matches!(s, Slot::Dir(..))).count();
     if dirs > 1 {
-        slots.par_iter_mut().for_each(descend);
+        slots
+            .par_iter_mut()
+            .for_each(|slot| descend(&dir, slot, depth, &chain, shared));
     } else {
-        slots.iter_mut().for_each(descend);
+        slots
+            .iter_mut()
+            .for_each(|slot| descend(&dir, slot, depth, &chain, shared));
     }
     for slot in slots {
         match slot {
             Slot::File(rel) => out.push(rel),
             Slot::Dir(_, _, found) => out.extend(found),
+            Slot::Taken => {}
         }
     }
 }

@@ -8,6 +8,9 @@
 //! in parallel, a chunk at a time, and merged in path order, so the result
 //! (and where a cut falls) is the same on every run.
 
+use std::os::fd::OwnedFd;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -45,9 +48,26 @@ pub const TOOL: Tool = Tool {
 
 const NAME: &str = "search_file_contents";
 
-/// Files searched in parallel at a time; results are merged in path order
-/// after each chunk, so at most one chunk is searched past a cut.
+/// Files searched in parallel at a time, at first; results are merged in
+/// path order after each chunk, so at most one chunk is searched past a cut.
+/// The chunk doubles after each chunk merged whole, up to
+/// [`MAX_CHUNK_FILES`], so that a long search waits less often for its
+/// slowest file; after a chunk that held too much (see
+/// [`CHUNK_HELD_CHARS`]) it is as big as what fitted.
 const CHUNK_FILES: usize = 64;
+
+/// The most files searched in parallel at a time.
+const MAX_CHUNK_FILES: usize = 1024;
+
+/// Characters of matching lines the files of one chunk may hold at once
+/// (beyond its first file, whose own bounds hold): a file that would go past
+/// it stops, and is searched again at the head of the next chunk, so memory
+/// stays bounded whatever the chunk size.
+const CHUNK_HELD_CHARS: usize = 8 << 20;
+
+/// Files up to this size are read whole, with one `read(2)`, into a buffer
+/// each walk thread keeps, and searched as a slice; bigger ones as a stream.
+const SLICE_FILE_BYTES: usize = 1 << 20;
 
 /// What the result lists.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -162,6 +182,9 @@ struct Hits {
     searched: bool,
     /// Collection stopped because the matches outgrew the reply budget.
     size_stopped: bool,
+    /// Collection stopped at the chunk's [`CHUNK_HELD_CHARS`]: the file is
+    /// searched again.
+    incomplete: bool,
 }
 
 /// The sink: keeps what the mode needs, bounded.
@@ -176,6 +199,12 @@ struct Collect<'a> {
     cur: Vec<Line>,
     hits: Hits,
     cancel: &'a tokio_util::sync::CancellationToken,
+    /// Characters held by the chunk's files, and whether this file is
+    /// exempt (the first of its chunk).
+    held: &'a AtomicUsize,
+    exempt: bool,
+    /// See [`chunk_held_chars`].
+    held_cap: usize,
 }
 
 fn printable(bytes: &[u8]) -> String {
@@ -193,14 +222,22 @@ fn printable(bytes: &[u8]) -> String {
 }
 
 impl Collect<'_> {
-    fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) {
+    /// Keeps a line; false (and the file is incomplete) when the chunk holds
+    /// too much already.
+    fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) -> bool {
         let text = printable(bytes);
-        self.chars += text.len() + 16;
+        let n = text.len() + 16;
+        if !self.exempt && self.held.fetch_add(n, Ordering::Relaxed) + n > self.held_cap {
+            self.hits.incomplete = true;
+            return false;
+        }
+        self.chars += n;
         self.cur.push(Line {
             number: number.unwrap_or(0),
             text,
             is_match,
         });
+        true
     }
 
     fn close(&mut self) {
@@ -238,15 +275,14 @@ impl Sink for Collect<'_> {
                     return Ok(false);
                 }
                 self.taken += 1;
-                self.push(m.line_number(), m.bytes(), true);
-                Ok(true)
+                Ok(self.push(m.line_number(), m.bytes(), true))
             }
         }
     }
 
     fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> std::io::Result<bool> {
-        if self.mode == OutputMode::Content {
-            self.push(c.line_number(), c.bytes(), false);
+        if self.mode == OutputMode::Content && !self.push(c.line_number(), c.bytes(), false) {
+            return Ok(false);
         }
         Ok(!self.cancel.is_cancelled())
     }
@@ -340,6 +376,8 @@ fn bounded(field: &'static str, given: u64, min: u64, max: u64) -> Result<u64> {
 /// The reply being built, in path order, with its bounds.
 struct Reply {
     mode: OutputMode,
+    /// Put before each listed path: the client's spelling of the search path.
+    prefix: String,
     /// Context lines asked for (0: no `--` separators).
     context: usize,
     max: u64,
@@ -513,6 +551,8 @@ struct Halt<'a> {
     /// The reply's character budget, which also bounds what one file's
     /// matches may collect.
     max_chars: usize,
+    /// See [`chunk_held_chars`].
+    held_cap: usize,
 }
 
 impl Halt<'_> {
@@ -548,7 +588,8 @@ fn reply_chars(max_reply_chars: usize) -> usize {
     }
 }
 
-/// Searches one opened file.
+/// Searches one opened file; `held` counts the characters its chunk holds
+/// (`None`: no chunk, nothing else is held).
 fn search_one<R: std::io::Read>(
     searcher: &mut Searcher,
     reader: std::io::Result<R>,
@@ -556,10 +597,58 @@ fn search_one<R: std::io::Read>(
     p: &Params,
     want: u64,
     stop: &Halt<'_>,
+    held: Option<&AtomicUsize>,
 ) -> Hits {
     let Ok(inner) = reader else {
         return Hits::default();
     };
+    let reader = Stoppable { inner, stop };
+    search_with(p, want, stop, held, |sink| {
+        searcher.search_reader(matcher, reader, sink)
+    })
+}
+
+/// Searches one listed file: whole from `buf` (kept per thread) when it
+/// is at most [`SLICE_FILE_BYTES`], which takes one read, else as a stream.
+#[allow(clippy::too_many_arguments)]
+fn search_listed(
+    searcher: &mut Searcher,
+    file: std::io::Result<search::FdReader>,
+    buf: &mut Vec<u8>,
+    matcher: &RegexMatcher,
+    p: &Params,
+    want: u64,
+    stop: &Halt<'_>,
+    held: Option<&AtomicUsize>,
+) -> Hits {
+    let Ok(mut file) = file else {
+        return Hits::default();
+    };
+    match file.read_small(buf, SLICE_FILE_BYTES) {
+        Ok(true) => search_with(p, want, stop, held, |sink| {
+            searcher.search_slice(matcher, buf, sink)
+        }),
+        Ok(false) => {
+            let reader = std::io::Read::chain(std::io::Cursor::new(buf.as_slice()), file);
+            search_one(searcher, Ok(reader), matcher, p, want, stop, held)
+        }
+        Err(_) => Hits {
+            searched: true,
+            failed: true,
+            ..Hits::default()
+        },
+    }
+}
+
+/// Runs `search` with a fresh sink and returns what it collected.
+fn search_with(
+    p: &Params,
+    want: u64,
+    stop: &Halt<'_>,
+    held: Option<&AtomicUsize>,
+    search: impl FnOnce(&mut Collect<'_>) -> std::io::Result<()>,
+) -> Hits {
+    let alone = AtomicUsize::new(0);
     let mut sink = Collect {
         mode: p.output_mode,
         want,
@@ -572,9 +661,11 @@ fn search_one<R: std::io::Read>(
             ..Hits::default()
         },
         cancel: stop.cancel,
+        held: held.unwrap_or(&alone),
+        exempt: held.is_none(),
+        held_cap: stop.held_cap,
     };
-    let reader = Stoppable { inner, stop };
-    let res = searcher.search_reader(matcher, reader, &mut sink);
+    let res = search(&mut sink);
     sink.close();
     let mut hits = sink.hits;
     // A file cut by the stop is not "failed": the stop is reported itself.
@@ -595,6 +686,115 @@ fn deadline_after() -> Duration {
         return Duration::from_millis(ms);
     }
     Duration::from_secs(SEARCH_DEADLINE_SECS)
+}
+
+/// The search of a directory: takes the walk's files a chunk at a time,
+/// searches each chunk in parallel (one searcher per walk thread, kept from
+/// chunk to chunk) and merges it into the reply in path order.
+struct Searching<'a, 'r> {
+    pool: &'a rayon::ThreadPool,
+    /// Per walk thread: its searcher (and buffers) and its last directory.
+    states: &'a [Mutex<(Searcher, search::DirCache, Vec<u8>)>],
+    start: &'a OwnedFd,
+    matcher: &'a RegexMatcher,
+    p: &'a Params,
+    halt: &'a Halt<'a>,
+    progress: &'a (dyn Fn(u64) + Sync),
+    reply: &'r mut Reply,
+    chunk: usize,
+    searched: u64,
+    binary: u64,
+    failed: u64,
+    /// The deadline passed between chunks.
+    late: bool,
+}
+
+impl search::Consume for Searching<'_, '_> {
+    fn chunk(&self) -> usize {
+        self.chunk
+    }
+
+    fn take(&mut self, files: Vec<Vec<u8>>) -> bool {
+        use rayon::prelude::*;
+        let mut from = 0;
+        while from < files.len() {
+            let end = files.len().min(from + self.chunk);
+            let Some(part) = files.get(from..end) else {
+                break;
+            };
+            if self.halt.cancel.is_cancelled() {
+                return false;
+            }
+            if Instant::now() >= self.halt.deadline {
+                self.late = true;
+                return false;
+            }
+            let max = self.reply.max;
+            let want = max - self.reply.taken.min(max);
+            let held = AtomicUsize::new(0);
+            let (states, start, matcher, p, halt) =
+                (self.states, self.start, self.matcher, self.p, self.halt);
+            let results: Vec<Hits> = self.pool.install(|| {
+                part.par_iter()
+                    .enumerate()
+                    .map(|(k, rel)| {
+                        let i = rayon::current_thread_index().unwrap_or(0);
+                        let Some(state) = states.get(i % states.len().max(1)) else {
+                            return Hits::default();
+                        };
+                        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+                        let (s, dirs, buf) = &mut *st;
+                        let held = (k > 0).then_some(&held);
+                        let file = search::open_listed_in(dirs, start, rel);
+                        search_listed(s, file, buf, matcher, p, want, halt, held)
+                    })
+                    .collect()
+            });
+            let mut merged = 0;
+            for (rel, hits) in part.iter().zip(results) {
+                if hits.incomplete {
+                    break;
+                }
+                merged += 1;
+                self.searched += u64::from(hits.searched);
+                if hits.binary {
+                    self.binary += 1;
+                    continue;
+                }
+                self.failed += u64::from(hits.failed);
+                if !self.reply.done() {
+                    let path = format!("{}{}", self.reply.prefix, String::from_utf8_lossy(rel));
+                    self.reply.add_file(&path, hits);
+                }
+            }
+            from += merged.max(1);
+            (self.progress)(self.searched);
+            if self.reply.done() {
+                return false;
+            }
+            // A chunk that held too much: the next one is as big as what
+            // fitted, then grows again.
+            self.chunk = if merged < part.len() {
+                merged.max(1)
+            } else {
+                (self.chunk * 2).min(MAX_CHUNK_FILES)
+            };
+        }
+        true
+    }
+}
+
+/// [`CHUNK_HELD_CHARS`]. Debug builds only: `TULS_DEBUG_CHUNK_HELD_CHARS`
+/// lowers it, so the tests can reach it with small files.
+fn chunk_held_chars() -> usize {
+    #[cfg(debug_assertions)]
+    if let Some(n) = std::env::var("TULS_DEBUG_CHUNK_HELD_CHARS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return n;
+    }
+    CHUNK_HELD_CHARS
 }
 
 /// Runs the search.
@@ -640,14 +840,27 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         cancel: &ctx.cancel,
         deadline,
         max_chars,
+        held_cap: chunk_held_chars(),
+    };
+    // Progress: entries walked plus files searched (the reporter drops a
+    // value that does not grow).
+    let (walked, looked) = (AtomicU64::new(0), AtomicU64::new(0));
+    let report = || {
+        if let Some(pr) = &ctx.progress {
+            pr.report(walked.load(Ordering::Relaxed) + looked.load(Ordering::Relaxed));
+        }
     };
     let progress = |n: u64| {
-        if let Some(pr) = &ctx.progress {
-            pr.report(n);
-        }
+        walked.fetch_max(n, Ordering::Relaxed);
+        report();
+    };
+    let searched_progress = |n: u64| {
+        looked.store(n, Ordering::Relaxed);
+        report();
     };
     let mut reply = Reply {
         mode: p.output_mode,
+        prefix,
         context,
         max,
         text: String::new(),
@@ -669,7 +882,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         let opened = crate::fs::file::open_regular(&t).map(|(f, _)| f);
         let file = opened?;
         let mut s = searcher(&p, context);
-        let hits = search_one(&mut s, Ok(file), &matcher, &p, max, &halt);
+        let hits = search_one(&mut s, Ok(file), &matcher, &p, max, &halt, None);
         searched += u64::from(hits.searched);
         if hits.binary {
             binary += 1;
@@ -698,7 +911,29 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                 "Cannot search: the walk threads could not be started".to_owned(),
             ));
         };
-        let listing = search::list_files(
+        let states: Vec<Mutex<(Searcher, search::DirCache, Vec<u8>)>> = (0..pool
+            .current_num_threads())
+            .map(|_| {
+                let dirs = search::DirCache::default();
+                Mutex::new((searcher(&p, context), dirs, Vec::new()))
+            })
+            .collect();
+        let mut run = Searching {
+            pool,
+            states: &states,
+            start: &start,
+            matcher: &matcher,
+            p: &p,
+            halt: &halt,
+            progress: &searched_progress,
+            reply: &mut reply,
+            chunk: CHUNK_FILES,
+            searched: 0,
+            binary: 0,
+            failed: 0,
+            late: false,
+        };
+        let end = search::walk_files(
             pool,
             start
                 .try_clone()
@@ -706,56 +941,13 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             &ancestors,
             &filter,
             &bounds,
+            &mut run,
         )?;
-        stop = listing.stop;
-        big_ignore = big + listing.big_ignore_files;
-        for chunk in listing.files.chunks(CHUNK_FILES) {
-            if ctx.cancel.is_cancelled() {
-                return Err(Error::Cancelled);
-            }
-            if Instant::now() >= deadline {
-                stop = Some(Stop::Deadline);
-                break;
-            }
-            let want = max - reply.taken.min(max);
-            let results: Vec<Hits> = pool.install(|| {
-                use rayon::prelude::*;
-                // One searcher (and its buffers) per worker, not per file.
-                chunk
-                    .par_iter()
-                    .map_init(
-                        || (searcher(&p, context), search::DirCache::default()),
-                        |(s, dirs), rel| {
-                            search_one(
-                                s,
-                                search::open_listed_in(dirs, &start, rel),
-                                &matcher,
-                                &p,
-                                want,
-                                &halt,
-                            )
-                        },
-                    )
-                    .collect()
-            });
-            for (rel, hits) in chunk.iter().zip(results) {
-                searched += u64::from(hits.searched);
-                if hits.binary {
-                    binary += 1;
-                    continue;
-                }
-                failed += u64::from(hits.failed);
-                if !reply.done() {
-                    let path = format!("{prefix}{}", String::from_utf8_lossy(rel));
-                    reply.add_file(&path, hits);
-                }
-            }
-            // Entries walked, then files searched: progress only grows.
-            progress(listing.seen + searched);
-            if reply.done() {
-                break;
-            }
-        }
+        let late = run.late;
+        (searched, binary, failed) = (run.searched, run.binary, run.failed);
+        stop = if late { Some(Stop::Deadline) } else { end.stop };
+        big_ignore = big + end.big_ignore_files;
+        progress(end.seen);
     }
     if ctx.cancel.is_cancelled() {
         return Err(Error::Cancelled);
@@ -797,7 +989,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             "[truncated: directories deeper than {n} levels were not searched (--max-depth); search a deeper path]"
         )),
         Some(Stop::Paths(n)) => notes.push(format!(
-            "[truncated: the walk stopped after listing {n} bytes of paths; {narrow}]"
+            "[truncated: the walk stopped with {n} bytes of listed paths waiting to be searched; {narrow}]"
         )),
         None => {}
     }
@@ -883,6 +1075,7 @@ mod tests {
     fn the_reply_cuts_at_max_results_inside_a_group() {
         let mut r = Reply {
             mode: OutputMode::Content,
+            prefix: String::new(),
             context: 1,
             max: 2,
             text: String::new(),
