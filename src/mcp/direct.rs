@@ -16,7 +16,7 @@
 //! a tool that is not enabled too, so its refusal is rmcp's).
 //!
 //! A direct call keeps the semantics of the rmcp path: it waits for pending
-//! client roots and reserves its reply budget ([`Server::admit`]) without
+//! client roots and reserves its reply budget (`Server::admit`) without
 //! blocking the reader (when either would wait, a task waits instead); it
 //! holds its call slot until its reply is queued; `notifications/cancelled`
 //! cancels it and drops its reply, as rmcp does; progress notifications go
