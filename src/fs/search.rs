@@ -355,7 +355,7 @@ const DIR_CACHE_LEVELS: usize = 4;
 
 /// The directories [`open_listed_in`] opened last, to open the next file
 /// from (the files come in path order, so neighbours share directories):
-/// the first [`DIR_CACHE_LEVELS`] levels of the last parent path, one fd
+/// the first `DIR_CACHE_LEVELS` levels of the last parent path, one fd
 /// per level, and the last parent itself when it is deeper.
 #[derive(Debug, Default)]
 pub struct DirCache {
