@@ -36,6 +36,64 @@ fn count_dir(path: String) -> usize {
     std::fs::read_dir(path).map(|d| d.count()).unwrap_or(0)
 }
 
+/// A tuls session over `root` driven by hand (its replies may go unread):
+/// spawned with `extra` flags, `initialize`d and `initialized`.
+struct Session {
+    child: std::process::Child,
+    pid: u32,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+fn session(root: std::path::PathBuf, extra: &[&str]) -> Session {
+    let mut child = Command::new(bin())
+        .arg("filesystem")
+        .arg(root)
+        .args(extra)
+        .args(["--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn tuls");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    writeln!(stdin, "{init}").expect("write");
+    let mut line = Vec::new();
+    stdout
+        .read_until(b'\n', &mut line)
+        .expect("initialize answer");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    Session {
+        child,
+        pid,
+        stdin,
+        stdout,
+    }
+}
+
+/// [`session`] with a reply budget of `budget` bytes and no reply cap.
+fn budgeted(root: std::path::PathBuf, budget: u64) -> Session {
+    let budget = budget.to_string();
+    session(
+        root,
+        &[
+            "--max-pending-reply-bytes",
+            &budget,
+            "--max-reply-chars",
+            "0",
+        ],
+    )
+}
+
 /// A client that declares roots and pipelines more calls than there are
 /// call slots right after `initialized`, before it answers the server's
 /// `roots/list` (it cannot answer sooner: the request comes after what it
@@ -294,33 +352,12 @@ fn a_file_growing_while_it_is_read_does_not_escape_the_reply_budget() {
             }
         })
     };
-    let mut child = Command::new(bin())
-        .arg("filesystem")
-        .arg(env.root())
-        .args(["--max-pending-reply-bytes", &BUDGET.to_string()])
-        .args(["--max-reply-chars", "0"])
-        .args(["--log-level", "error"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn tuls");
-    let pid = child.id();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}});
-    writeln!(stdin, "{init}").expect("write");
-    let mut line = Vec::new();
-    stdout
-        .read_until(b'\n', &mut line)
-        .expect("initialize answer");
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .expect("write");
+    let Session {
+        mut child,
+        pid,
+        mut stdin,
+        stdout: _stdout,
+    } = budgeted(env.root(), BUDGET);
     let base = status_kib(pid, "VmRSS");
     // Written from a thread: the server may stop reading (back-pressure).
     let path = env.path_str("grow.log");
@@ -408,30 +445,12 @@ fn a_reused_id_gets_as_many_replies_as_on_rmcps_path() {
 fn a_closed_stdout_does_not_hang_the_end_of_the_session() {
     let env = TestEnv::new();
     env.write("a.txt", "x".repeat(100_000));
-    let mut child = Command::new(bin())
-        .arg("filesystem")
-        .arg(env.root())
-        .args(["--log-level", "error"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn tuls");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}});
-    writeln!(stdin, "{init}").expect("write");
-    let mut line = Vec::new();
-    stdout
-        .read_until(b'\n', &mut line)
-        .expect("initialize answer");
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .expect("write");
+    let Session {
+        mut child,
+        mut stdin,
+        stdout,
+        ..
+    } = session(env.root(), &[]);
     drop(stdout);
     for id in 1..=300 {
         let req = call(id, "read_text_file", json!({"path": env.path_str("a.txt")}));
@@ -476,33 +495,12 @@ fn batches_waiting_for_more_budget_hold_nothing_uncounted() {
     let line = "0123456789abcdef".repeat(4).add_line();
     env.write("f1.txt", line.repeat(48_000)); // ~3 MiB
     env.write("f2.txt", line.repeat(16_000)); // ~1 MiB
-    let mut child = Command::new(bin())
-        .arg("filesystem")
-        .arg(env.root())
-        .args(["--max-pending-reply-bytes", &BUDGET.to_string()])
-        .args(["--max-reply-chars", "0"])
-        .args(["--log-level", "error"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn tuls");
-    let pid = child.id();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}});
-    writeln!(stdin, "{init}").expect("write");
-    let mut line = Vec::new();
-    stdout
-        .read_until(b'\n', &mut line)
-        .expect("initialize answer");
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .expect("write");
+    let Session {
+        mut child,
+        pid,
+        mut stdin,
+        mut stdout,
+    } = budgeted(env.root(), BUDGET);
     // Slow calls, paced so that the queue stalls and workers are added.
     for id in 1..=32 {
         let req = call(
@@ -514,9 +512,10 @@ fn batches_waiting_for_more_budget_hold_nothing_uncounted() {
         stdin.flush().expect("flush");
         std::thread::sleep(Duration::from_millis(25));
     }
+    let mut reply = Vec::new();
     for _ in 0..32 {
-        line.clear();
-        stdout.read_until(b'\n', &mut line).expect("search reply");
+        reply.clear();
+        stdout.read_until(b'\n', &mut reply).expect("search reply");
     }
     let threads = count_dir(format!("/proc/{pid}/task"));
     let workers = worker_threads(pid);
@@ -674,33 +673,12 @@ fn edits_with_large_new_text_stay_within_the_reply_budget() {
     const NEW: usize = 2 << 20;
     let env = TestEnv::new();
     env.write("tiny.txt", "a\n");
-    let mut child = Command::new(bin())
-        .arg("filesystem")
-        .arg(env.root())
-        .args(["--max-pending-reply-bytes", &BUDGET.to_string()])
-        .args(["--max-reply-chars", "0"])
-        .args(["--log-level", "error"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn tuls");
-    let pid = child.id();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}});
-    writeln!(stdin, "{init}").expect("write");
-    let mut line = Vec::new();
-    stdout
-        .read_until(b'\n', &mut line)
-        .expect("initialize answer");
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .expect("write");
+    let Session {
+        mut child,
+        pid,
+        mut stdin,
+        stdout: _stdout,
+    } = budgeted(env.root(), BUDGET);
     let base = status_kib(pid, "VmRSS");
     let path = env.path_str("tiny.txt");
     let writer = std::thread::spawn(move || {
@@ -754,33 +732,12 @@ fn numbered_reads_of_empty_lines_stay_within_the_reply_budget() {
     const READS: u64 = 40;
     let env = TestEnv::new();
     env.write("nl.txt", "\n".repeat(1 << 20));
-    let mut child = Command::new(bin())
-        .arg("filesystem")
-        .arg(env.root())
-        .args(["--max-pending-reply-bytes", &BUDGET.to_string()])
-        .args(["--max-reply-chars", "0"])
-        .args(["--log-level", "error"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn tuls");
-    let pid = child.id();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}});
-    writeln!(stdin, "{init}").expect("write");
-    let mut line = Vec::new();
-    stdout
-        .read_until(b'\n', &mut line)
-        .expect("initialize answer");
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .expect("write");
+    let Session {
+        mut child,
+        pid,
+        mut stdin,
+        stdout: _stdout,
+    } = budgeted(env.root(), BUDGET);
     let base = status_kib(pid, "VmRSS");
     let path = env.path_str("nl.txt");
     let writer = std::thread::spawn(move || {
