@@ -227,3 +227,16 @@ impl Default for Limits {
         }
     }
 }
+
+/// `default`, or, in debug builds only, `from` of the number in the
+/// environment variable `var` when it is set: how the tests reach a bound
+/// (a deadline, a cap) without waiting or building inputs as large as it.
+pub fn debug_bound<N: std::str::FromStr, T>(var: &str, from: impl FnOnce(N) -> T, default: T) -> T {
+    #[cfg(debug_assertions)]
+    if let Some(n) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
+        return from(n);
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = (var, from);
+    default
+}

@@ -678,14 +678,11 @@ fn search_with(
 /// How long a call may run: [`SEARCH_DEADLINE_SECS`]. Debug builds only:
 /// `TULS_DEBUG_SEARCH_DEADLINE_MS` shortens it, so the tests can reach it.
 fn deadline_after() -> Duration {
-    #[cfg(debug_assertions)]
-    if let Some(ms) = std::env::var("TULS_DEBUG_SEARCH_DEADLINE_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        return Duration::from_millis(ms);
-    }
-    Duration::from_secs(SEARCH_DEADLINE_SECS)
+    crate::limits::debug_bound(
+        "TULS_DEBUG_SEARCH_DEADLINE_MS",
+        Duration::from_millis,
+        Duration::from_secs(SEARCH_DEADLINE_SECS),
+    )
 }
 
 /// The search of a directory: takes the walk's files a chunk at a time,
@@ -787,14 +784,7 @@ impl search::Consume for Searching<'_, '_> {
 /// [`CHUNK_HELD_CHARS`]. Debug builds only: `TULS_DEBUG_CHUNK_HELD_CHARS`
 /// lowers it, so the tests can reach it with small files.
 fn chunk_held_chars() -> usize {
-    #[cfg(debug_assertions)]
-    if let Some(n) = std::env::var("TULS_DEBUG_CHUNK_HELD_CHARS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        return n;
-    }
-    CHUNK_HELD_CHARS
+    crate::limits::debug_bound("TULS_DEBUG_CHUNK_HELD_CHARS", |n| n, CHUNK_HELD_CHARS)
 }
 
 /// Runs the search.
