@@ -116,9 +116,11 @@ pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 /// (`--roots-timeout-secs`).
 pub const ROOTS_WAIT_SECS: u64 = 10;
 
-/// Client roots (MCP roots) one `roots/list` answer may name. A longer list
-/// is refused whole: no access until a list within the bound arrives. Roots
-/// naming the same directory (device and inode) count once.
+/// Distinct client roots (MCP roots) one `roots/list` answer may name. A
+/// longer list is refused whole: no access until a list within the bound
+/// arrives. The same URI named twice counts once; different URIs count
+/// apart even when they name the same directory (telling that needs opening
+/// each, which is what this bound caps), though they share one handle.
 pub const MAX_CLIENT_ROOTS: usize = 256;
 
 /// Bytes of tool replies held at once: replies being built (by an estimate
@@ -172,6 +174,19 @@ pub const SEARCH_DEADLINE_SECS: u64 = 60;
 /// Bytes of one `.gitignore`, `.ignore` or `.git/info/exclude` file read by
 /// `search_file_contents`; a bigger one is not used (and the reply says so).
 pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Rules (lines that are not blank or comments) in one ignore file that
+/// `search_file_contents` compiles; a file with more is not used, with a
+/// notice. Literal rules cost little each, but a 1 MiB file holds half a
+/// million of them.
+pub const MAX_IGNORE_RULES: usize = 10_000;
+
+/// Wildcards (`*`, `?`, `[`) in all the rules of one ignore file. A
+/// wildcard costs a few hundred bytes of compiled matcher (a file of
+/// `*a*b*c*...` rules, 200 wildcards each, under the 1 MiB cap, took 631
+/// MiB to compile; nine of them in one tree, 1.25 GiB); a file past the
+/// bound is not used, with a notice.
+pub const MAX_IGNORE_WILDCARDS: usize = 4096;
 
 /// The limits in force for one server, defaulting to the constants above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -342,18 +342,19 @@ pub fn head_of(text: &str, want: u64) -> String {
     text.get(..end).unwrap_or_default().to_owned()
 }
 
-/// CRLF becomes LF, the text is split on `\n` (so a trailing newline yields an
-/// empty last line), and the last `want` parts are joined with `\n`; `0`
-/// keeps every part.
+/// The file's bytes after the `want`-th newline from the end, line endings
+/// kept as they are (the reference turns CRLF into LF here; tuls returns the
+/// same bytes as a whole read and `head` do). As if the text were split on
+/// `\n` (so a trailing newline yields an empty last line) and the last
+/// `want` parts joined with `\n`; `0` keeps every part.
 pub fn tail_of(text: &str, want: u64) -> String {
     // Start after the `want`-th newline from the end (as in head_of, no Vec
-    // of every line). Only the kept text is converted: the cut falls just
-    // after a `\n`, so no `\r\n` pair straddles it.
+    // of every line).
     let start = match usize::try_from(want).unwrap_or(usize::MAX).checked_sub(1) {
         None => 0,
         Some(nth) => text.rmatch_indices('\n').nth(nth).map_or(0, |(i, _)| i + 1),
     };
-    text.get(start..).unwrap_or_default().replace("\r\n", "\n")
+    text.get(start..).unwrap_or_default().to_owned()
 }
 
 #[cfg(test)]
@@ -373,7 +374,7 @@ mod tests {
     fn tail_matches_reference() {
         assert_eq!(tail_of("line1\nline2\nline3\n", 2), "line3\n");
         assert_eq!(tail_of("line1\nline2\nline3\n", 1), "");
-        assert_eq!(tail_of("a\r\nb\r\nc\r\n", 2), "c\n");
+        assert_eq!(tail_of("a\r\nb\r\nc\r\n", 2), "c\r\n");
         assert_eq!(tail_of("x\ny\nz", 2), "y\nz");
         assert_eq!(tail_of("x\ny\nz", 10), "x\ny\nz");
         assert_eq!(tail_of("", 1), "");
@@ -390,7 +391,6 @@ mod tests {
     }
 
     fn tail_by_split(text: &str, want: u64) -> String {
-        let text = text.replace("\r\n", "\n");
         let parts: Vec<&str> = text.split('\n').collect();
         let want = usize::try_from(want).unwrap_or(usize::MAX);
         let start = if want == 0 {

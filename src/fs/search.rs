@@ -28,7 +28,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
 use crate::fs::walk::{self, Kind};
-use crate::limits::{MAX_IGNORE_FILE_BYTES, MAX_WALK_DEPTH_CEILING};
+use crate::limits::{
+    MAX_IGNORE_FILE_BYTES, MAX_IGNORE_RULES, MAX_IGNORE_WILDCARDS, MAX_WALK_DEPTH_CEILING,
+};
 use crate::text::glob::Excludes;
 
 /// Which files a search takes, as `rg`'s defaults and their switches.
@@ -105,8 +107,13 @@ impl Level {
                 }
                 Small::Bytes(b) => b,
             };
+            let text = String::from_utf8_lossy(&bytes);
+            if !within_rule_bounds(&text) {
+                big.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
             let mut b = GitignoreBuilder::new(".");
-            for line in String::from_utf8_lossy(&bytes).lines() {
+            for line in text.lines() {
                 // A bad line is skipped, as `rg` does.
                 let _ = b.add_line(None, line);
             }
@@ -217,6 +224,27 @@ impl Chain<'_> {
         }
         m_ignore.or(m_git).or(m_exclude)
     }
+}
+
+/// Whether the rules of an ignore file are within the bounds on what
+/// compiling them may cost ([`MAX_IGNORE_RULES`], [`MAX_IGNORE_WILDCARDS`]).
+fn within_rule_bounds(text: &str) -> bool {
+    let (mut rules, mut wildcards) = (0usize, 0usize);
+    for line in text.lines() {
+        let rule = line.trim();
+        if rule.is_empty() || rule.starts_with('#') {
+            continue;
+        }
+        rules += 1;
+        wildcards += rule
+            .bytes()
+            .filter(|b| matches!(b, b'*' | b'?' | b'['))
+            .count();
+        if rules > MAX_IGNORE_RULES || wildcards > MAX_IGNORE_WILDCARDS {
+            return false;
+        }
+    }
+    true
 }
 
 enum Small {

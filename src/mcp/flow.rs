@@ -11,7 +11,7 @@
 //! its reply is queued.
 //!
 //! Reply bytes: a tool call reserves, before its tool runs, the most its
-//! reply can hold while being built ([`plan`]). A tool that reads one whole
+//! reply can hold while being built (the tool's [`Plan`], in its table entry). A tool that reads one whole
 //! file reserves a small share up front and grows it once the file is open,
 //! by the file's size, before reading it ([`CallBudget`]): a burst of small
 //! reads then runs side by side, where reserving every read's worst case
@@ -44,15 +44,12 @@ use rmcp::model::{
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::limits::{Limits, MAX_WALK_TEXT_BYTES};
+use crate::memory::Plan;
 use crate::sync::lock;
 
 /// The budget counts bytes in units of this many (a semaphore takes `u32`
 /// permits at a time).
 const UNIT: u64 = 1024;
-
-/// What a call that builds no large reply reserves.
-const SMALL_REPLY: u64 = 64 * 1024;
 
 /// Flow control for one session.
 #[derive(Debug)]
@@ -226,65 +223,6 @@ impl Flow {
     }
 }
 
-/// What a call of `tool` reserves before it runs and, for a tool that reads
-/// whole files, how much more each file it opens may make it hold
-/// ([`CallBudget`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
-    /// Reserved before the tool runs.
-    pub upfront: u64,
-    /// Bytes held per byte of a file opened (at most the read limit of
-    /// the file counts); 0 for tools whose reply is not made of files.
-    pub per_file_byte: u64,
-    /// The most the call can hold by the limits in force: what it grows to
-    /// at most.
-    pub most: u64,
-}
-
-/// The [`Plan`] of a call of `tool` under the limits `l`. The most is an
-/// estimate from how each tool builds its reply; a reply that ends up
-/// larger grows its reservation before it is queued.
-pub fn plan(tool: &str, l: &Limits) -> Plan {
-    let walk = MAX_WALK_TEXT_BYTES as u64;
-    let files = |per_file_byte, most| Plan {
-        upfront: SMALL_REPLY,
-        per_file_byte,
-        most,
-    };
-    let fixed = |most| Plan {
-        upfront: most,
-        per_file_byte: 0,
-        most,
-    };
-    match tool {
-        // The bytes read, plus their text: lossy decoding of invalid UTF-8
-        // takes up to three bytes per byte.
-        "read_text_file" => files(4, l.max_read_bytes.saturating_mul(4)),
-        // The bytes read, plus base64 (4 per 3).
-        "read_media_file" => files(3, l.max_read_bytes.saturating_mul(3)),
-        // The text of the batch (lossy, up to three bytes per byte), plus
-        // the bytes of the file being read; all of it up front. A batch
-        // holds the text of the files it read while it opens the next, so
-        // growing its share file by file would mean waiting for more while
-        // holding text the budget no longer counts (a wait must hold
-        // nothing, or two calls could deadlock).
-        "read_multiple_files" => fixed(
-            l.max_batch_bytes
-                .saturating_mul(3)
-                .saturating_add(l.max_read_bytes),
-        ),
-        // The old text, the new text and the diff; all of it up front: the
-        // new text comes from the request, not the file, so growing the
-        // share by the file's size would not cover it (a tiny file edited
-        // with a large newText makes a large diff).
-        "edit_file" => fixed(l.max_read_bytes.saturating_mul(3)),
-        // The text, plus the walk's entries and the tree built from them.
-        "directory_tree" | "search_files" => fixed(walk.saturating_mul(3)),
-        "list_directory" | "list_directory_with_sizes" => fixed(walk.saturating_mul(2)),
-        _ => fixed(SMALL_REPLY),
-    }
-}
-
 /// The reply budget a running call holds: what it reserved before it
 /// started, grown as it opens files ([`crate::memory`]).
 pub struct CallBudget {
@@ -380,17 +318,20 @@ impl crate::memory::Grant for CallBudget {
 /// What a reply holds besides its text and data (the envelope, names).
 const ENVELOPE: u64 = 1024;
 
-/// The bytes a built tool result holds (its text and data, once).
+/// The bytes a built tool result holds: its text and data, once (the
+/// writer streams a mirrored `structuredContent` from the same text), and
+/// a `structuredContent` of its own as it sits on the heap
+/// ([`value_heap_bytes`]).
 pub fn held_bytes(r: &CallToolResult) -> u64 {
     let mut n = ENVELOPE;
     for block in &r.content {
         let len = match block {
-            ContentBlock::Text(t) => t.text.len(),
-            ContentBlock::Image(i) => i.data.len(),
-            ContentBlock::Audio(a) => a.data.len(),
+            ContentBlock::Text(t) => t.text.capacity(),
+            ContentBlock::Image(i) => i.data.capacity(),
+            ContentBlock::Audio(a) => a.data.capacity(),
             ContentBlock::Resource(r) => match &r.resource {
-                ResourceContents::TextResourceContents { text, .. } => text.len(),
-                ResourceContents::BlobResourceContents { blob, .. } => blob.len(),
+                ResourceContents::TextResourceContents { text, .. } => text.capacity(),
+                ResourceContents::BlobResourceContents { blob, .. } => blob.capacity(),
                 #[allow(unreachable_patterns)]
                 _ => 0,
             },
@@ -398,7 +339,48 @@ pub fn held_bytes(r: &CallToolResult) -> u64 {
         };
         n = n.saturating_add(len as u64);
     }
+    if let Some(v) = &r.structured_content {
+        n = n.saturating_add(value_heap_bytes(v));
+    }
     n
+}
+
+/// An allocation of `bytes` as glibc's malloc holds it: an 8-byte header,
+/// rounded up to 16, at least 32.
+fn alloc_bytes(bytes: usize) -> u64 {
+    if bytes == 0 {
+        return 0;
+    }
+    ((bytes + 8).div_ceil(16) * 16).max(32) as u64
+}
+
+/// The heap a `serde_json::Value` holds beyond its own 32 bytes: a string
+/// its allocation; an array its buffer of values and what they hold; an
+/// object (a `BTreeMap`) a node of eleven slots per five entries (the
+/// least a B-tree node holds), its keys and its values. An upper bound of
+/// what the tree costs, so that a reply's `structuredContent` is counted as
+/// it is held, not as the few bytes its text makes on the wire (a search
+/// reply held about 75 times its text before this was counted).
+pub fn value_heap_bytes(v: &serde_json::Value) -> u64 {
+    use serde_json::Value;
+    /// One B-tree node of `String` keys and `Value`s: eleven of each, plus
+    /// the edges of an internal node.
+    const NODE: usize = 11 * 24 + 11 * 32 + 16 + 12 * 8;
+    match v {
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+        Value::String(s) => alloc_bytes(s.capacity()),
+        Value::Array(a) => a.iter().fold(alloc_bytes(a.capacity() * 32), |n, x| {
+            n.saturating_add(value_heap_bytes(x))
+        }),
+        Value::Object(m) => {
+            let nodes = m.len().div_ceil(5).max(1);
+            m.iter()
+                .fold(alloc_bytes(NODE) * nodes as u64, |n, (k, x)| {
+                    n.saturating_add(alloc_bytes(k.capacity()))
+                        .saturating_add(value_heap_bytes(x))
+                })
+        }
+    }
 }
 
 #[cfg(test)]

@@ -24,10 +24,7 @@ pub fn tool_result(result: Result<Output, Error>) -> CallToolResult {
                 "cannot build media block: {e}"
             )))),
         },
-        Ok(Output::Structured { text, mut data }) => {
-            if let Some(obj) = data.as_object_mut() {
-                obj.insert("content".to_owned(), json!(text));
-            }
+        Ok(Output::Structured { text, data }) => {
             let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
             r.structured_content = Some(data);
             r
@@ -75,10 +72,7 @@ mod tests {
             data: json!({"matches": []}),
         }));
         assert!(!mirrors(&r));
-        assert_eq!(
-            r.structured_content,
-            Some(json!({"content": "t", "matches": []}))
-        );
+        assert_eq!(r.structured_content, Some(json!({"matches": []})));
         assert_eq!(with_structured_content(r.clone()), r);
     }
 

@@ -26,9 +26,10 @@
 //!   sends nothing and holds nothing. A request with no answer within the
 //!   roots wait (at least 1 s) is dropped (rmcp cancels it towards the
 //!   client), and calls fail with the timeout error until a list arrives.
-//! - An answer naming more than [`MAX_CLIENT_ROOTS`] roots is refused
-//!   whole: no access, and every call says why. Roots that are the same
-//!   directory (device and inode) share one handle.
+//! - An answer naming more than [`MAX_CLIENT_ROOTS`] distinct roots is
+//!   refused whole: no access, and every call says why. The same URI named
+//!   twice counts once; roots that are the same directory (device and
+//!   inode) by different URIs share one handle.
 //! - A call that has passed the wait resolves against the snapshot of the
 //!   roots taken when it started ([`crate::fs::scope::Snapshot`]).
 //!
@@ -245,6 +246,9 @@ impl ClientRoots {
 
     /// What one answer puts in force, and the state it settles in.
     fn apply(&self, answer: Result<Vec<String>, Asked>) -> (Decision, State) {
+        // The same URI named twice is one root: duplicates are dropped
+        // before the count (a list of 21,000 copies of one URI is one root).
+        let answer = answer.map(distinct);
         match answer {
             Ok(uris) if uris.len() > MAX_CLIENT_ROOTS => {
                 tracing::error!(
@@ -428,4 +432,12 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
         }));
     }
     out
+}
+
+/// `uris` with repeats dropped, first occurrence kept.
+fn distinct(uris: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::with_capacity(uris.len());
+    uris.into_iter()
+        .filter(|u| seen.insert(u.clone()))
+        .collect()
 }

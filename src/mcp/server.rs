@@ -21,7 +21,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::flow::{CallBudget, Flow, Reservation, held_bytes, plan};
+use super::flow::{CallBudget, Flow, Reservation, held_bytes};
 use super::reply;
 use super::roots::ClientRoots;
 use super::workers::Workers;
@@ -195,7 +195,7 @@ impl Server {
         Ok(self
             .inner
             .flow
-            .reserve(plan(tool.name, &self.inner.limits).upfront)
+            .reserve((tool.plan)(&self.inner.limits).upfront)
             .await)
     }
 
@@ -206,7 +206,7 @@ impl Server {
             Ok(()) => self
                 .inner
                 .flow
-                .try_reserve(plan(tool.name, &self.inner.limits).upfront)
+                .try_reserve((tool.plan)(&self.inner.limits).upfront)
                 .map(|r| Ok(Some(r))),
         }
     }
@@ -228,7 +228,7 @@ impl Server {
         let limits = self.inner.limits;
         let budget = Arc::new(CallBudget::new(
             self.inner.flow.clone(),
-            plan(tool.name, &limits),
+            (tool.plan)(&limits),
             reserved,
             limits.max_read_bytes,
             cancel.clone(),

@@ -722,8 +722,10 @@ fn id_value(s: &[u8]) -> Option<RequestId> {
 /// The error reply for a complete line that is not a JSON-RPC message
 /// (JSON-RPC 2.0 §5), or `None` when no reply is due.
 ///
-/// - Not JSON, or nested past serde_json's depth limit: `-32700 Parse
-///   error`, `id: null`.
+/// - Not JSON: `-32700 Parse error`, `id: null`.
+/// - Nested past serde_json's depth limit: `-32600 Invalid Request`, at its
+///   top-level `id` when the scanner reads one ([`top_level_id`]), else
+///   `id: null`.
 /// - JSON that is a notification or a response but not one tuls reads: no
 ///   reply (neither is ever answered); logged.
 /// - Any other JSON (not an object, a batch, a request whose method or
@@ -731,6 +733,19 @@ fn id_value(s: &[u8]) -> Option<RequestId> {
 ///   when that is a number or a string, else `id: null`.
 fn not_a_message(bytes: &[u8], e: &serde_json::Error) -> Option<(Option<RequestId>, ErrorData)> {
     use serde_json::error::Category;
+    if is_too_deep(e) {
+        // Valid JSON nested past serde_json's depth limit: answered at its
+        // top-level id when one can be read (the scanner keeps no stack), so
+        // a client waiting on that id is not left waiting.
+        let id = top_level_id(bytes);
+        tracing::warn!(error = %e, "a request line nests too deep; answered with an error");
+        let error = ErrorData::new(
+            ErrorCode::INVALID_REQUEST,
+            "Invalid Request: the message nests deeper than 128 levels",
+            None,
+        );
+        return Some((id, error));
+    }
     if !matches!(e.classify(), Category::Data) {
         tracing::warn!(error = %e, "a request line is not valid JSON; answered with a parse error");
         let error = ErrorData::new(
@@ -782,6 +797,12 @@ fn not_a_message(bytes: &[u8], e: &serde_json::Error) -> Option<(Option<RequestI
         _ => None,
     };
     invalid(id)
+}
+
+/// Whether `e` is serde_json's depth limit (128 levels), which it reports
+/// as a syntax error though the JSON may be valid.
+fn is_too_deep(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("recursion limit exceeded")
 }
 
 impl Transport<RoleServer> for Stdio {

@@ -3,7 +3,8 @@
 //! Owns: `edit_file`'s exact matching ([`edit`]), the unified diff
 //! ([`diff`]), glob patterns ([`glob`]), JSON string escaping ([`json`]),
 //! the small text utilities the reference's output formats need ([`fmt`]),
-//! the reply budget ([`budget`]) and line ranges ([`lines`]). The fuzz targets call this
+//! the reply budget ([`budget`]), line ranges ([`lines`]) and the reply of a
+//! content search ([`matches`]). The fuzz targets call this
 //! layer directly.
 //! May touch: nothing.
 
@@ -14,3 +15,4 @@ pub mod fmt;
 pub mod glob;
 pub mod json;
 pub mod lines;
+pub mod matches;

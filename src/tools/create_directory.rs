@@ -12,7 +12,7 @@ use std::io;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 
 /// The tool description.
@@ -27,6 +27,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::write(true, false),
     input: schema::<Params>,
     output: OutputKind::Text,
+    plan: Plan::small,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

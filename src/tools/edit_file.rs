@@ -12,7 +12,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::atomic::{Dest, Guard};
 use crate::text::budget::{ReplyBudget, append_notice, whole_lines};
@@ -30,6 +30,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::write(false, true),
     input: schema::<Params>,
     output: OutputKind::Text,
+    plan: Plan::edit,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -7,7 +7,7 @@ use cap_std::fs::MetadataExt;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 
 /// The tool description.
@@ -22,6 +22,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
     output: OutputKind::Text,
+    plan: Plan::small,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

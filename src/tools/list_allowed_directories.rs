@@ -3,7 +3,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 
 /// The tool description.
@@ -18,6 +18,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
     output: OutputKind::Text,
+    plan: Plan::small,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::fs::scope::Snapshot;
 use crate::limits::Limits;
+pub use crate::memory::Plan;
 pub use crate::progress::Progress;
 
 pub mod create_directory;
@@ -97,15 +98,15 @@ impl Hints {
 }
 
 /// What a tool's successful result is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum OutputKind {
     /// One text block.
     Text,
     /// One media block (image, audio or embedded resource).
     Media,
-    /// One text block, and `structuredContent` with the same result as
-    /// data (`search_file_contents`).
-    Search,
+    /// One text block, and `structuredContent` of its own: the result as
+    /// data, with this output schema.
+    Structured(fn() -> Value),
 }
 
 /// One tool, declared once.
@@ -125,6 +126,10 @@ pub struct Tool {
     pub input: fn() -> Value,
     /// What its result is.
     pub output: OutputKind,
+    /// How much reply memory a call may hold, by the limits in force: the
+    /// reply budget reserves it before the call runs (every tool has one;
+    /// a reply that outgrows it is counted at what it reserved).
+    pub plan: fn(&Limits) -> Plan,
     /// The handler. Blocking: call it off the async runtime.
     pub run: fn(&Ctx, Value) -> Result<Output>,
 }
@@ -164,8 +169,8 @@ pub enum Output {
     /// One media content block (image, audio or embedded resource);
     /// `structuredContent` is `{"content": [block]}`.
     Media(Value),
-    /// One text block, and `structuredContent` is `data` (an object) with
-    /// `"content": text` added.
+    /// One text block, and `structuredContent` is `data` (an object that
+    /// each tool's output schema describes).
     Structured {
         /// The text block.
         text: String,
@@ -263,7 +268,7 @@ pub fn tool_json(tool: &Tool) -> Value {
     let output = match tool.output {
         OutputKind::Text => text_output_schema(),
         OutputKind::Media => media_output_schema(),
-        OutputKind::Search => search_file_contents::output_schema(),
+        OutputKind::Structured(schema) => schema(),
     };
     json!({
         "name": tool.name,

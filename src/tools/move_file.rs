@@ -13,7 +13,7 @@ use rustix::fs::{AtFlags, RenameFlags};
 use rustix::io::Errno;
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::scope::still_reached;
 
@@ -29,6 +29,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::write(false, true),
     input: schema::<Params>,
     output: OutputKind::Text,
+    plan: Plan::small,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -6,7 +6,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::file;
 use crate::text::fmt::file_uri;
@@ -23,6 +23,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
     output: OutputKind::Media,
+    plan: Plan::media,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -4,7 +4,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::file;
 use crate::text::budget::{ReplyBudget, append_notice, chars, cut_chars, whole_lines};
@@ -21,6 +21,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
     output: OutputKind::Text,
+    plan: Plan::batch,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

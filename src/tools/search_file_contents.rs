@@ -21,15 +21,18 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::search::{self, Bounds, Filter, Stop};
+use crate::limits::Limits;
 use crate::limits::{
     MAX_REGEX_BYTES, MAX_REGEX_COMPILED_BYTES, MAX_REGEX_DFA_BYTES, MAX_SEARCH_CONTEXT_LINES,
-    MAX_SEARCH_LINE_BUFFER, MAX_SEARCH_LINE_BYTES, MAX_SEARCH_RESULTS, MAX_WALK_TEXT_BYTES,
-    SEARCH_DEADLINE_SECS, SEARCH_DEFAULT_RESULTS,
+    MAX_SEARCH_LINE_BUFFER, MAX_SEARCH_RESULTS, MAX_WALK_TEXT_BYTES, SEARCH_DEADLINE_SECS,
+    SEARCH_DEFAULT_RESULTS,
 };
 use crate::text::glob::{ExcludeStyle, Excludes};
+pub use crate::text::matches::OutputMode;
+use crate::text::matches::{Facts, Halted, Hits, Line, Reply, content_room, line_text};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Search the contents of files for a regular expression (Rust regex syntax: linear time, no backreferences or look-around), like `rg -n`. 'path' is a directory to search under, or one file. Defaults follow ripgrep: files named by .gitignore, .ignore and .git/info/exclude are skipped (noIgnore: true searches them), hidden files and directories and .git/ are skipped (hidden: true searches them), binary files (a NUL byte) are skipped (binary: true searches them as text), and symbolic links are never followed. 'include' limits the search to files matching glob patterns (a pattern without '/' matches the file name at any depth, e.g. '*.rs'); 'excludePatterns' skips files and directories. Output modes: 'content' (default) prints 'path:line:text' for each matching line and 'path-line-text' for context lines, with '--' between groups; 'files' prints the paths of files with a match; 'count' prints 'path:count' (matching lines per file). Results are sorted by path and bounded; a cut result says so and how to narrow the search. Prefer this to reading whole files. Only searches within allowed directories.";
@@ -42,11 +45,33 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
-    output: OutputKind::Search,
+    output: OutputKind::Structured(output_schema),
+    plan: plan,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 
 const NAME: &str = "search_file_contents";
+
+/// The reply memory of a search: the lines its chunk holds while it runs
+/// ([`CHUNK_HELD_CHARS`], which counts 16 bytes of overhead a line), and the
+/// reply: its text (up to four bytes a character) and its
+/// `structuredContent` as it sits on the heap (up to
+/// [`STRUCTURED_HEAP_PER_CHAR`] bytes per character of its JSON, which
+/// keeps the same character budget as the text).
+fn plan(l: &Limits) -> Plan {
+    let chars = content_room(l.max_reply_chars, MAX_SEARCH_RESULTS as u64) as u64;
+    Plan::fixed(
+        (CHUNK_HELD_CHARS as u64)
+            .saturating_add(chars.saturating_mul(4 + STRUCTURED_HEAP_PER_CHAR)),
+    )
+}
+
+/// Heap bytes a `structuredContent` holds per character of its JSON, at
+/// most: a match of one-character path and text is 33 characters of JSON
+/// and about 930 bytes of `serde_json::Value` (a B-tree node, three keys,
+/// two strings), 28 per character ([`crate::mcp`] counts the heap of a
+/// built reply exactly; this is what it reserves before).
+const STRUCTURED_HEAP_PER_CHAR: u64 = 32;
 
 /// Files searched in parallel at a time, at first; results are merged in
 /// path order after each chunk, so at most one chunk is searched past a cut.
@@ -68,19 +93,6 @@ const CHUNK_HELD_CHARS: usize = 8 << 20;
 /// Files up to this size are read whole, with one `read(2)`, into a buffer
 /// each walk thread keeps, and searched as a slice; bigger ones as a stream.
 const SLICE_FILE_BYTES: usize = 1 << 20;
-
-/// What the result lists.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum OutputMode {
-    /// Matching lines (and context lines), as `rg -n`.
-    #[default]
-    Content,
-    /// The paths of files with at least one match, as `rg -l`.
-    Files,
-    /// Matching lines per file, as `rg -c`.
-    Count,
-}
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -125,13 +137,15 @@ pub struct Params {
     pub binary: bool,
 }
 
-/// The `outputSchema` of the tool: the text, and the same result as data.
+/// The `outputSchema` of the tool: the result as data (the text block
+/// says the same in `rg`'s format; it is not repeated here, so that each
+/// form fits the reply budget on its own). `before` and `after` are there
+/// when context lines were asked for.
 pub fn output_schema() -> Value {
     let line = json!({"type": "object", "properties": {"line": {"type": "integer"}, "text": {"type": "string"}}, "required": ["line", "text"], "additionalProperties": false});
     json!({
         "type": "object",
         "properties": {
-            "content": {"type": "string"},
             "matches": {"type": "array", "items": {
                 "type": "object",
                 "properties": {
@@ -141,7 +155,7 @@ pub fn output_schema() -> Value {
                     "before": {"type": "array", "items": line},
                     "after": {"type": "array", "items": line}
                 },
-                "required": ["path", "line", "text", "before", "after"],
+                "required": ["path", "line", "text"],
                 "additionalProperties": false
             }},
             "files": {"type": "array", "items": {
@@ -153,38 +167,9 @@ pub fn output_schema() -> Value {
             "filesSearched": {"type": "integer"},
             "truncated": {"type": "boolean"}
         },
-        "required": ["content", "filesSearched", "truncated"],
+        "required": ["filesSearched", "truncated"],
         "additionalProperties": false
     })
-}
-
-/// One line of a file's result.
-#[derive(Debug)]
-struct Line {
-    number: u64,
-    text: String,
-    is_match: bool,
-}
-
-/// What one file gave.
-#[derive(Debug, Default)]
-struct Hits {
-    /// Groups of contiguous lines (one group when there is no context).
-    groups: Vec<Vec<Line>>,
-    /// Matching lines seen.
-    count: u64,
-    /// Binary data was found: the file is skipped.
-    binary: bool,
-    /// The search of the file stopped with an error (unreadable, or a line
-    /// past [`MAX_SEARCH_LINE_BUFFER`]).
-    failed: bool,
-    /// Opened and searched.
-    searched: bool,
-    /// Collection stopped because the matches outgrew the reply budget.
-    size_stopped: bool,
-    /// Collection stopped at the chunk's [`CHUNK_HELD_CHARS`]: the file is
-    /// searched again.
-    incomplete: bool,
 }
 
 /// The sink: keeps what the mode needs, bounded.
@@ -194,7 +179,7 @@ struct Collect<'a> {
     want: u64,
     taken: u64,
     chars: usize,
-    /// The reply's character budget (see [`reply_chars`]).
+    /// The reply's character budget ([`Reply::room`]).
     max_chars: usize,
     cur: Vec<Line>,
     hits: Hits,
@@ -207,25 +192,11 @@ struct Collect<'a> {
     held_cap: usize,
 }
 
-fn printable(bytes: &[u8]) -> String {
-    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    if bytes.len() <= MAX_SEARCH_LINE_BYTES {
-        return String::from_utf8_lossy(bytes).into_owned();
-    }
-    let head = bytes.get(..MAX_SEARCH_LINE_BYTES + 3).unwrap_or(bytes);
-    let head = String::from_utf8_lossy(head);
-    let kept = crate::text::fmt::cut(&head, MAX_SEARCH_LINE_BYTES);
-    format!(
-        "{kept} [... line cut at {MAX_SEARCH_LINE_BYTES} of {} bytes]",
-        bytes.len()
-    )
-}
-
 impl Collect<'_> {
     /// Keeps a line; false (and the file is incomplete) when the chunk holds
     /// too much already.
     fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) -> bool {
-        let text = printable(bytes);
+        let text = line_text(bytes);
         let n = text.len() + 16;
         if !self.exempt && self.held.fetch_add(n, Ordering::Relaxed) + n > self.held_cap {
             self.hits.incomplete = true;
@@ -373,177 +344,6 @@ fn bounded(field: &'static str, given: u64, min: u64, max: u64) -> Result<u64> {
     Ok(given)
 }
 
-/// The reply being built, in path order, with its bounds.
-struct Reply {
-    mode: OutputMode,
-    /// Put before each listed path: the client's spelling of the search path.
-    prefix: String,
-    /// Context lines asked for (0: no `--` separators).
-    context: usize,
-    max: u64,
-    text: String,
-    chars: usize,
-    /// The reply's character budget (see [`reply_chars`]).
-    max_chars: usize,
-    items: Vec<Value>,
-    /// Matches (content) or files (files, count) taken.
-    taken: u64,
-    /// Cut by `maxResults`.
-    max_cut: bool,
-    /// Cut by the reply size.
-    size_cut: bool,
-}
-
-impl Reply {
-    fn done(&self) -> bool {
-        self.max_cut || self.size_cut
-    }
-
-    /// Appends `piece` (lines without the final newline) if it fits.
-    fn fits(&mut self, piece: &str) -> bool {
-        let n = piece.chars().count() + 1;
-        if self.chars + n > self.max_chars {
-            self.size_cut = true;
-            return false;
-        }
-        if !self.text.is_empty() {
-            self.text.push('\n');
-        }
-        self.text.push_str(piece);
-        self.chars += n;
-        true
-    }
-
-    fn add_file(&mut self, path: &str, hits: Hits) {
-        match self.mode {
-            OutputMode::Files | OutputMode::Count => {
-                if hits.count == 0 {
-                    return;
-                }
-                if self.taken >= self.max {
-                    self.max_cut = true;
-                    return;
-                }
-                let shown = crate::text::fmt::printable(path);
-                let (line, item) = if self.mode == OutputMode::Files {
-                    (shown.into_owned(), json!({"path": path}))
-                } else {
-                    (
-                        format!("{shown}:{}", hits.count),
-                        json!({"path": path, "count": hits.count}),
-                    )
-                };
-                if self.fits(&line) {
-                    self.taken += 1;
-                    self.items.push(item);
-                }
-            }
-            OutputMode::Content => {
-                let more =
-                    hits.count > hits.groups.iter().flatten().filter(|l| l.is_match).count() as u64;
-                let size_stopped = hits.size_stopped;
-                for mut group in hits.groups {
-                    if self.taken >= self.max {
-                        self.max_cut = true;
-                        return;
-                    }
-                    // Keep up to the match that reaches the maximum, and the
-                    // context lines after it.
-                    let room = self.max - self.taken;
-                    let mut seen = 0u64;
-                    let mut keep = group.len();
-                    for (i, l) in group.iter().enumerate() {
-                        if l.is_match {
-                            seen += 1;
-                            if seen > room {
-                                keep = i;
-                                self.max_cut = true;
-                                break;
-                            }
-                        }
-                    }
-                    group.truncate(keep);
-                    if !self.add_group(path, &group) {
-                        return;
-                    }
-                    if self.max_cut {
-                        return;
-                    }
-                }
-                if more && self.taken >= self.max {
-                    self.max_cut = true;
-                }
-                if size_stopped {
-                    self.size_cut = true;
-                }
-            }
-        }
-    }
-
-    /// Adds one group whole, or nothing (and the reply is cut).
-    fn add_group(&mut self, path: &str, group: &[Line]) -> bool {
-        let shown = crate::text::fmt::printable(path);
-        let mut piece = String::new();
-        if self.context > 0 && !self.text.is_empty() {
-            piece.push_str("--\n");
-        }
-        for (i, l) in group.iter().enumerate() {
-            if i > 0 {
-                piece.push('\n');
-            }
-            let sep = if l.is_match { ':' } else { '-' };
-            piece.push_str(&format!("{shown}{sep}{}{sep}{}", l.number, l.text));
-        }
-        if !self.fits(&piece) {
-            return false;
-        }
-        self.taken += group.iter().filter(|l| l.is_match).count() as u64;
-        self.items.extend(matches_of(path, group, self.context));
-        true
-    }
-}
-
-/// The group's matches as data, each with the context lines that belong to
-/// it: those before it (after the previous match's share) and after it (up
-/// to `context` lines, the rest going to the next match).
-fn matches_of(path: &str, group: &[Line], context: usize) -> Vec<Value> {
-    let idx: Vec<usize> = group
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.is_match)
-        .map(|(i, _)| i)
-        .collect();
-    let entry = |l: &Line| json!({"line": l.number, "text": l.text});
-    let mut out = Vec::with_capacity(idx.len());
-    for (k, &i) in idx.iter().enumerate() {
-        let prev = if k == 0 {
-            None
-        } else {
-            idx.get(k - 1).copied()
-        };
-        let next = idx.get(k + 1).copied();
-        // Context lines between two matches: the earlier match takes up
-        // to `context` of them as its after-context, the later the rest.
-        let before_start = match prev {
-            None => 0,
-            Some(p) => p + 1 + (i - p - 1).min(context),
-        };
-        let after_end = match next {
-            None => group.len(),
-            Some(n) => i + 1 + (n - i - 1).min(context),
-        };
-        let l = &group[i];
-        out.push(json!({
-            "path": path,
-            "line": l.number,
-            "text": l.text,
-            "before": group.get(before_start..i).unwrap_or_default().iter().map(entry).collect::<Vec<_>>(),
-            "after": group.get(i + 1..after_end).unwrap_or_default().iter().map(entry).collect::<Vec<_>>(),
-        }));
-    }
-    out
-}
-
 /// When a search stops: the client cancelled, or the deadline passed.
 struct Halt<'a> {
     cancel: &'a tokio_util::sync::CancellationToken,
@@ -574,17 +374,6 @@ impl<R: std::io::Read> std::io::Read for Stoppable<'_, R> {
             return Err(std::io::Error::other("search stopped"));
         }
         self.inner.read(buf)
-    }
-}
-
-/// The characters one reply may carry: the reply budget
-/// (`--max-reply-chars`) less room for the notices, or, with the budget off,
-/// the walk tools' own text bound.
-fn reply_chars(max_reply_chars: usize) -> usize {
-    if max_reply_chars == 0 {
-        crate::limits::MAX_WALK_TEXT_BYTES
-    } else {
-        max_reply_chars.saturating_sub(crate::limits::REPLY_NOTICE_RESERVE)
     }
 }
 
@@ -726,8 +515,7 @@ impl search::Consume for Searching<'_, '_> {
                 self.late = true;
                 return false;
             }
-            let max = self.reply.max;
-            let want = max - self.reply.taken.min(max);
+            let want = self.reply.wanted();
             let held = AtomicUsize::new(0);
             let (states, start, matcher, p, halt) =
                 (self.states, self.start, self.matcher, self.p, self.halt);
@@ -760,7 +548,7 @@ impl search::Consume for Searching<'_, '_> {
                 }
                 self.failed += u64::from(hits.failed);
                 if !self.reply.done() {
-                    let path = format!("{}{}", self.reply.prefix, String::from_utf8_lossy(rel));
+                    let path = format!("{}{}", self.reply.prefix(), String::from_utf8_lossy(rel));
                     self.reply.add_file(&path, hits);
                 }
             }
@@ -825,7 +613,14 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let base = t.given.clone();
     let prefix = super::search_files::client_prefix(&t.given);
     let deadline = Instant::now() + deadline_after();
-    let max_chars = reply_chars(ctx.limits.max_reply_chars);
+    let mut reply = Reply::new(
+        p.output_mode,
+        prefix,
+        context,
+        max,
+        ctx.limits.max_reply_chars,
+    );
+    let max_chars = reply.room();
     let halt = Halt {
         cancel: &ctx.cancel,
         deadline,
@@ -847,19 +642,6 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let searched_progress = |n: u64| {
         looked.store(n, Ordering::Relaxed);
         report();
-    };
-    let mut reply = Reply {
-        mode: p.output_mode,
-        prefix,
-        context,
-        max,
-        text: String::new(),
-        chars: 0,
-        max_chars,
-        items: Vec::new(),
-        taken: 0,
-        max_cut: false,
-        size_cut: false,
     };
     let mut searched = 0u64;
     let mut binary = 0u64;
@@ -945,150 +727,19 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     if stop.is_none() && Instant::now() >= deadline {
         stop = Some(Stop::Deadline);
     }
-    let mut text = if reply.text.is_empty() {
-        "No matches found".to_owned()
-    } else {
-        std::mem::take(&mut reply.text)
+    let facts = Facts {
+        halted: stop.map(|s| match s {
+            Stop::Deadline => Halted::Deadline(deadline_after()),
+            Stop::Entries(n) => Halted::Entries(n),
+            Stop::Depth(n) => Halted::Depth(n),
+            Stop::Paths(n) => Halted::Paths(n),
+        }),
+        failed,
+        big_ignore,
+        binary,
+        binary_asked: p.binary,
+        searched,
     };
-    let mut notes = Vec::new();
-    let narrow = "narrow the search with a deeper path, include or excludePatterns, or a more specific pattern";
-    if reply.max_cut {
-        let what = if p.output_mode == OutputMode::Content {
-            "matching lines"
-        } else {
-            "files"
-        };
-        notes.push(format!(
-            "[truncated: stopped at maxResults={max} {what}; more may exist. To see more, {narrow}, or raise maxResults (up to {MAX_SEARCH_RESULTS})]"
-        ));
-    }
-    if reply.size_cut {
-        notes.push(format!(
-            "[truncated: the reply reached its {max_chars}-character limit (--max-reply-chars) at a whole match group; {narrow}, or use outputMode 'files' or 'count' first]"
-        ));
-    }
-    match stop {
-        Some(Stop::Deadline) => notes.push(format!(
-            "[truncated: the search stopped after {:?}, its time limit; not every file was searched to the end; {narrow}]",
-            deadline_after()
-        )),
-        Some(Stop::Entries(n)) => notes.push(format!(
-            "[truncated: the walk stopped after {n} entries (--max-entries); {narrow}]"
-        )),
-        Some(Stop::Depth(n)) => notes.push(format!(
-            "[truncated: directories deeper than {n} levels were not searched (--max-depth); search a deeper path]"
-        )),
-        Some(Stop::Paths(n)) => notes.push(format!(
-            "[truncated: the walk stopped with {n} bytes of listed paths waiting to be searched; {narrow}]"
-        )),
-        None => {}
-    }
-    if failed > 0 {
-        notes.push(format!(
-            "[{failed} file(s) could not be searched to the end (unreadable, or a line over {MAX_SEARCH_LINE_BUFFER} bytes)]"
-        ));
-    }
-    if big_ignore > 0 {
-        notes.push(format!(
-            "[{big_ignore} ignore file(s) over {} bytes were not used]",
-            crate::limits::MAX_IGNORE_FILE_BYTES
-        ));
-    }
-    if binary > 0 && reply.items.is_empty() && !p.binary {
-        notes.push(format!(
-            "[{binary} binary file(s) skipped; binary: true searches them]"
-        ));
-    }
-    if !notes.is_empty() {
-        text.push_str("\n\n");
-        text.push_str(&notes.join("\n"));
-    }
-    let truncated = reply.max_cut || reply.size_cut || stop.is_some();
-    let key = if p.output_mode == OutputMode::Content {
-        "matches"
-    } else {
-        "files"
-    };
-    let data = json!({
-        key: reply.items,
-        "filesSearched": searched,
-        "truncated": truncated,
-    });
+    let (text, data) = reply.finish(&facts);
     Ok(Output::Structured { text, data })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn line(number: u64, text: &str, is_match: bool) -> Line {
-        Line {
-            number,
-            text: text.to_owned(),
-            is_match,
-        }
-    }
-
-    #[test]
-    fn context_lines_go_to_the_nearer_match() {
-        // 2 lines of context: m1 c c c m2 (3 between: 2 after m1, 1 before m2).
-        let g = [
-            line(1, "b", false),
-            line(2, "m1", true),
-            line(3, "c1", false),
-            line(4, "c2", false),
-            line(5, "c3", false),
-            line(6, "m2", true),
-        ];
-        let m = matches_of("p", &g, 2);
-        assert_eq!(m[0]["before"], json!([{"line": 1, "text": "b"}]));
-        assert_eq!(
-            m[0]["after"],
-            json!([{"line": 3, "text": "c1"}, {"line": 4, "text": "c2"}])
-        );
-        assert_eq!(m[1]["before"], json!([{"line": 5, "text": "c3"}]));
-        assert_eq!(m[1]["after"], json!([]));
-    }
-
-    #[test]
-    fn long_lines_are_cut_at_a_char_boundary() {
-        assert_eq!(printable(b"abc\n"), "abc");
-        assert_eq!(printable(b"a\r\n"), "a\r");
-        let long = "é".repeat(400);
-        let p = printable(long.as_bytes());
-        assert!(p.ends_with(" [... line cut at 500 of 800 bytes]"), "{p}");
-        assert!(p.starts_with(&"é".repeat(250)));
-        assert_eq!(printable(b"\xff ok"), "\u{fffd} ok");
-    }
-
-    #[test]
-    fn the_reply_cuts_at_max_results_inside_a_group() {
-        let mut r = Reply {
-            mode: OutputMode::Content,
-            prefix: String::new(),
-            context: 1,
-            max: 2,
-            text: String::new(),
-            chars: 0,
-            max_chars: reply_chars(crate::limits::MAX_REPLY_CHARS),
-            items: Vec::new(),
-            taken: 0,
-            max_cut: false,
-            size_cut: false,
-        };
-        let hits = Hits {
-            groups: vec![vec![
-                line(1, "m", true),
-                line(2, "m", true),
-                line(3, "c", false),
-                line(4, "m", true),
-            ]],
-            count: 3,
-            ..Hits::default()
-        };
-        r.add_file("f", hits);
-        assert_eq!(r.text, "f:1:m\nf:2:m\nf-3-c");
-        assert!(r.max_cut);
-        assert_eq!(r.items.len(), 2);
-    }
 }

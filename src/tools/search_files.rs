@@ -4,7 +4,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
@@ -28,6 +28,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
     output: OutputKind::Text,
+    plan: Plan::walk_tree,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

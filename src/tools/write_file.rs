@@ -4,7 +4,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::atomic;
 
@@ -20,6 +20,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::write(true, true),
     input: schema::<Params>,
     output: OutputKind::Text,
+    plan: Plan::small,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

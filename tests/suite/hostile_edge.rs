@@ -85,17 +85,28 @@ fn lines_that_are_not_json_rpc_get_an_error_reply_at_the_right_id() {
         let (id, code) = one_error(&answers_to(&mut raw, line, 1000));
         assert_eq!((id, code), (Value::Null, -32700), "{line:?}");
     }
-    // Nested past serde_json's depth limit (128): a parse error too.
+    // Nested past serde_json's depth limit (128): valid JSON that is no
+    // request tuls reads, -32600 at its top-level id when one can be read.
     let deep = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
     let (id, code) = one_error(&answers_to(&mut raw, &deep, 1001));
-    assert_eq!((id, code), (Value::Null, -32700));
+    assert_eq!((id, code), (Value::Null, -32600));
     let deep_obj = format!(
         r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"read_text_file","arguments":{}1{}}}}}"#,
         r#"{"a":"#.repeat(500),
         "}".repeat(500)
     );
     let (id, code) = one_error(&answers_to(&mut raw, &deep_obj, 1002));
-    assert_eq!((id, code), (Value::Null, -32700));
+    assert_eq!((id, code), (json!(5), -32600));
+    // The id after 100,000 levels of arguments is read too.
+    let deepest = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"read_text_file","arguments":{}1{}}},"id":"deep"}}"#,
+        r#"{"a":"#.repeat(100_000),
+        "}".repeat(100_000)
+    );
+    let mut big = RawServer::start(&args![env.root()]);
+    big.initialize("2025-11-25");
+    let (id, code) = one_error(&answers_to(&mut big, &deepest, 1003));
+    assert_eq!((id, code), (json!("deep"), -32600));
 
     // JSON but not a JSON-RPC message: -32600 Invalid Request, at the id
     // when one can be read, else null.
@@ -184,7 +195,7 @@ fn answer_roots(raw: &mut RawServer, id: &Value, uris: &[String]) {
 }
 
 #[test]
-fn a_roots_list_of_21000_copies_opens_no_descriptors_and_later_calls_work() {
+fn a_roots_list_of_21000_roots_opens_no_descriptors_and_later_calls_work() {
     let env = TestEnv::new();
     env.write("sub/inner.txt", "inner\n");
     let (mut raw, first) = raw_with_roots(&env, &[]);
@@ -192,8 +203,10 @@ fn a_roots_list_of_21000_copies_opens_no_descriptors_and_later_calls_work() {
     let fds_before = fd_count(pid);
     let sub = file_uri(env.path("sub"));
 
-    // Far past the bound: refused whole, with a clear error, no fds.
-    answer_roots(&mut raw, &first, &vec![sub.clone(); 21_000]);
+    // Far past the bound, 21,000 distinct roots: refused whole, with a
+    // clear error, no fds.
+    let distinct: Vec<String> = (0..21_000).map(|i| format!("{sub}/n{i}")).collect();
+    answer_roots(&mut raw, &first, &distinct);
     let r = raw_reply(&raw.call_tool(
         "read_text_file",
         json!({"path": env.path_str("sub/inner.txt")}),
@@ -207,6 +220,20 @@ fn a_roots_list_of_21000_copies_opens_no_descriptors_and_later_calls_work() {
     assert!(!r.text.contains("inner\n"), "{:?}", r.raw);
     let fds = fd_count(pid);
     eprintln!("hostile_edge: fds {fds_before} before, {fds} after 21000 roots");
+    assert!(fds <= fds_before + 4, "{fds} fds (from {fds_before})");
+
+    // 21,000 copies of one URI are one root (counted once, as the bound's
+    // doc says): the root works, with one handle.
+    raw.notify("notifications/roots/list_changed", Value::Null);
+    let again = next_roots_request(&mut raw, Duration::from_secs(10)).expect("roots/list");
+    answer_roots(&mut raw, &again, &vec![sub.clone(); 21_000]);
+    let r = raw_reply(&raw.call_tool(
+        "read_text_file",
+        json!({"path": env.path_str("sub/inner.txt")}),
+    ));
+    assert_eq!(r.text, "inner\n", "{:?}", r.raw);
+    let fds = fd_count(pid);
+    eprintln!("hostile_edge: fds {fds} after 21000 copies of one root");
     assert!(fds <= fds_before + 4, "{fds} fds (from {fds_before})");
 
     // Within the bound, 200 copies of one directory: one handle, and the

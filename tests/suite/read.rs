@@ -101,11 +101,12 @@ fn read_text_file_head_tail_table() {
         ("hello.txt", json!({"head": 1, "tail": 0}), "line1"),
         ("hello.txt", json!({"head": 0, "tail": 2}), "line3\n"),
         ("hello.txt", json!({"head": 0, "tail": 0}), HELLO),
-        // CRLF: head keeps the \r, tail normalizes to LF.
+        // CRLF: whole reads, head and tail all keep the file's bytes (the
+        // reference's tail turns CRLF into LF; a listed difference).
         ("crlf.txt", json!({}), CRLF),
         ("crlf.txt", json!({"head": 2}), "a\r\nb\r"),
-        ("crlf.txt", json!({"tail": 2}), "c\n"),
-        ("crlf.txt", json!({"tail": 3}), "b\nc\n"),
+        ("crlf.txt", json!({"tail": 2}), "c\r\n"),
+        ("crlf.txt", json!({"tail": 3}), "b\r\nc\r\n"),
         // No final newline.
         ("noeol.txt", json!({"tail": 2}), "y\nz"),
         ("noeol.txt", json!({"tail": 1}), "z"),

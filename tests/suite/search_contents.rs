@@ -85,7 +85,34 @@ fn rg(dir: &Path, args: &[&str]) -> Option<String> {
         "rg failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(
+        text.trim_end_matches('\n')
+            .split('\n')
+            .map(escaped_like_tuls)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// A line of `rg`'s output with its control characters (but the tab) and
+/// Unicode line separators escaped as tuls prints a matched line's text, so
+/// a line cannot forge an entry (`\r` is `\\r`, ESC is `\\u{1b}`). rg's
+/// paths here hold none.
+fn escaped_like_tuls(line: &str) -> String {
+    let mut out = String::new();
+    for c in line.chars() {
+        match c {
+            '\t' => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Our text, printed under the client's spelling `given` of the searched
@@ -241,7 +268,11 @@ fn ignore_rules_hidden_and_binary() {
         &server,
         json!({"path": "bin.dat", "pattern": "TODO", "binary": true}),
     );
-    assert!(r.text.contains("bin.dat:1:\0TODO binary"), "{:?}", r.text);
+    assert!(
+        r.text.contains("bin.dat:1:\\u{0}TODO binary"),
+        "{:?}",
+        r.text
+    );
     // An excluded directory is not entered.
     let r = files(json!({"excludePatterns": ["src"]}));
     assert!(!r.iter().any(|f| f.starts_with("src/")), "{r:?}");
@@ -264,7 +295,8 @@ fn structured_content_carries_the_matches() {
         )
     );
     let s = r.structured.expect("structured");
-    assert_eq!(s["content"], json!(r.text));
+    // The data does not repeat the text: each form fits the budget alone.
+    assert!(s.get("content").is_none(), "{s}");
     assert_eq!(s["truncated"], json!(false));
     assert_eq!(s["filesSearched"], json!(1));
     assert_eq!(
@@ -300,10 +332,7 @@ fn structured_content_carries_the_matches() {
         .find(|t| t.name == TOOL)
         .expect("listed");
     let schema = serde_json::to_value(&tool.output_schema).expect("schema");
-    assert_eq!(
-        schema["required"],
-        json!(["content", "filesSearched", "truncated"])
-    );
+    assert_eq!(schema["required"], json!(["filesSearched", "truncated"]));
 }
 
 #[test]
@@ -403,7 +432,8 @@ fn bounds_and_notices() {
     );
     assert!(r.text.chars().count() < 62_500, "{}", r.text.len());
     assert!(
-        r.text.contains("62100-character limit"),
+        r.text
+            .contains("its 62500-character limit (--max-reply-chars)"),
         "{}",
         &r.text[r.text.len() - 300..]
     );
@@ -605,7 +635,7 @@ fn the_deadline_cuts_and_says_so() {
     let r = search(&server, json!({"path": ".", "pattern": "TODO"}));
     assert!(
         r.text
-            .contains("[truncated: the search stopped after 0ns, its time limit"),
+            .contains("[truncated: the search stopped at its time limit (0s)"),
         "{}",
         r.text
     );
