@@ -298,6 +298,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_tool_plans_its_reply_memory() {
+        for l in [
+            Limits::default(),
+            Limits {
+                max_reply_chars: 0,
+                ..Limits::default()
+            },
+        ] {
+            for t in TOOLS {
+                let p = (t.plan)(&l);
+                assert!(p.upfront > 0 && p.most >= p.upfront, "{}: {p:?}", t.name);
+            }
+        }
+    }
+
+    #[test]
     fn every_tool_is_listed_and_named_once() {
         let all = list(|_| true).expect("every tool lists");
         assert_eq!(all.len(), TOOLS.len());

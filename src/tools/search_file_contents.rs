@@ -46,7 +46,7 @@ pub const TOOL: Tool = Tool {
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
     output: OutputKind::Structured(output_schema),
-    plan: plan,
+    plan,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -196,6 +196,33 @@ fn planted_ignore_files_cannot_take_the_memory() {
     // The planted files' directories are searched; the small rule applies.
     assert!(text.contains("d0/x.txt:1:needle"), "{text}");
     assert!(!text.contains("skipped.txt"), "{text}");
+
+    // Files just within the bounds (20 such rules, 4,000 wildcards each
+    // file) are used, and nine of them still cost little.
+    let within = format!("{rule}\n").repeat(20);
+    for i in 0..9 {
+        let dir = (0..=i)
+            .map(|k| format!("d{k}"))
+            .collect::<Vec<_>>()
+            .join("/");
+        env.write(format!("{dir}/.gitignore"), &within);
+    }
+    let req = call(2, TOOL, json!({"path": ".", "pattern": "needle"}));
+    writeln!(stdin, "{req}").expect("write");
+    line.clear();
+    s.stdout.read_line(&mut line).expect("a reply");
+    let peak = status_kib(s.pid, "VmHWM");
+    let msg: Value = serde_json::from_str(&line).expect("JSON");
+    let text = msg["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    eprintln!("search_bounds: ignore files at the bound: peak {peak} KiB");
+    assert!(!text.contains("ignore file(s)"), "{text}");
+    assert!(text.contains("d0/x.txt:1:needle"), "{text}");
+    assert!(
+        peak <= base + 64 * 1024,
+        "peak RSS {peak} KiB, more than 64 MiB above {base} KiB"
+    );
 }
 
 /// A file with 2,000 matching lines (every other line of 4,000) searched
