@@ -16,6 +16,7 @@ mod suite {
     mod config;
     mod create_directory;
     mod direct;
+    mod edge;
     mod edit;
     mod edit_hints;
     mod escape;

@@ -71,11 +71,25 @@ struct Ledger {
 /// One request's place among those in flight; rides in the request's rmcp
 /// extensions and is freed when the handler drops its context.
 #[derive(Debug, Clone)]
-struct CallSlot(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
+struct CallSlot(#[allow(dead_code)] Arc<Slot>);
 
-/// A free call slot, taken by the reader before it reads a line.
+/// A free call slot, taken by the reader before it reads a line; once a
+/// request takes it, it also carries the budget its parsed message holds
+/// ([`Slot::carry`]), until the request is answered.
 #[derive(Debug)]
-pub struct Slot(OwnedSemaphorePermit);
+pub struct Slot(
+    #[allow(dead_code)] OwnedSemaphorePermit,
+    Option<Reservation>,
+);
+
+impl Slot {
+    /// Makes the slot hold `parsed` (the reply budget reserved for what
+    /// parsing the request's line takes) for as long as the request is in
+    /// flight.
+    pub fn carry(&mut self, parsed: Reservation) {
+        self.1 = Some(parsed);
+    }
+}
 
 /// Reply bytes reserved for one call, released when dropped.
 #[derive(Debug)]
@@ -101,6 +115,11 @@ impl Flow {
         }
     }
 
+    /// The whole reply budget, in bytes.
+    pub fn budget_bytes(&self) -> u64 {
+        u64::from(self.units) * UNIT
+    }
+
     fn units_for(&self, bytes: u64) -> u32 {
         u32::try_from(bytes.div_ceil(UNIT))
             .unwrap_or(u32::MAX)
@@ -118,14 +137,14 @@ impl Flow {
         );
         let slot = self.calls.clone().acquire_owned().await.ok()?;
         drop(self.bytes.acquire().await.ok()?);
-        Some(Slot(slot))
+        Some(Slot(slot, None))
     }
 
     /// [`Flow::ready_to_read`] without waiting.
     pub fn try_ready_to_read(&self) -> Option<Slot> {
         let slot = self.calls.clone().try_acquire_owned().ok()?;
         drop(self.bytes.try_acquire().ok()?);
-        Some(Slot(slot))
+        Some(Slot(slot, None))
     }
 
     /// Sees each message as it is handed to rmcp: a request takes `slot`
@@ -134,10 +153,8 @@ impl Flow {
     pub fn on_message(&self, msg: &mut RxJsonRpcMessage<RoleServer>, slot: &mut Option<Slot>) {
         match msg {
             JsonRpcMessage::Request(r) => {
-                if let Some(Slot(permit)) = slot.take() {
-                    r.request
-                        .extensions_mut()
-                        .insert(CallSlot(Arc::new(permit)));
+                if let Some(taken) = slot.take() {
+                    r.request.extensions_mut().insert(CallSlot(Arc::new(taken)));
                 }
                 lock(&self.ledger).in_flight.insert(r.id.clone());
             }

@@ -1,7 +1,7 @@
 //! The MCP edge: everything that knows about JSON-RPC and MCP.
 //!
-//! Owns: the rmcp server handler ([`server`]), stdio framing and the one
-//! reply writer ([`stdio`]), the mapping of tool results and errors to MCP
+//! Owns: the rmcp server handler ([`server`]), stdio framing ([`framing`]),
+//! the one reader and the one reply writer ([`stdio`]), the mapping of tool results and errors to MCP
 //! replies ([`reply`]), client roots ([`roots`]), reply back-pressure
 //! ([`flow`]), the filesystem workers ([`workers`]), and the direct path of
 //! tool calls around rmcp's per-request machinery ([`direct`]).
@@ -10,6 +10,7 @@
 
 pub mod direct;
 pub mod flow;
+pub mod framing;
 pub mod reply;
 pub mod roots;
 pub mod server;

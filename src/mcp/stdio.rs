@@ -31,7 +31,9 @@
 
 use std::io::Write as _;
 
-use rmcp::model::{CallToolResult, ErrorCode, ErrorData, JsonRpcMessage, RequestId, ServerResult};
+use rmcp::model::{
+    CallToolResult, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId, ServerResult,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServiceExt};
@@ -39,7 +41,10 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use super::direct::Direct;
-use super::flow::{Flow, Held};
+use super::flow::{Flow, Held, Reservation};
+use super::framing::{
+    Line, LineReader, is_unechoable_id, not_a_message, parse_cost, raw_id, top_level_id,
+};
 use super::reply::mirrors;
 use super::server::Server;
 use crate::limits::MAX_CALLS_IN_FLIGHT;
@@ -247,9 +252,6 @@ fn write_framed<W: std::io::Write>(
     serde_json::to_writer(out, item).map_err(std::io::Error::other)
 }
 
-/// How many bytes of an oversized line are kept to look for its id.
-const ID_PREFIX: usize = 4096;
-
 /// Messages queued for the writer thread before `send` waits.
 const WRITE_QUEUE: usize = 1024;
 
@@ -266,6 +268,9 @@ pub enum Out {
     Message(TxJsonRpcMessage<RoleServer>, Held),
     /// An error reply whose request id could not be read (`id: null`).
     NullIdError(ErrorData),
+    /// An error reply to a request whose id is written as the client wrote
+    /// it (a number rmcp's id type would change).
+    RawIdError(String, ErrorData),
 }
 
 /// Process-level hooks the binary supplies (the library has no `unsafe`).
@@ -309,6 +314,7 @@ pub fn serve(
         awaits_client: Box::new(move || roots.pending()),
         replies: tx.downgrade(),
         service: to_service,
+        started: false,
     };
     // Not joined: at the end of a session it may still be blocked reading
     // stdin, and the process exits under it.
@@ -398,6 +404,15 @@ fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
                     &serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error}),
                 )
                 .map_err(std::io::Error::other),
+                Out::RawIdError(id, error) => (|| {
+                    // The id is a JSON number token as the client sent it
+                    // (checked by `is_unechoable_id`), written verbatim.
+                    out.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":")?;
+                    out.write_all(id.as_bytes())?;
+                    out.write_all(b",\"error\":")?;
+                    serde_json::to_writer(&mut out, &error).map_err(std::io::Error::other)?;
+                    out.write_all(b"}")
+                })(),
             };
             if written.and_then(|()| out.write_all(b"\n")).is_err() {
                 return;
@@ -421,6 +436,11 @@ type Observer = Box<dyn Fn(&RxJsonRpcMessage<RoleServer>) + Send + Sync>;
 /// request refused because every call slot is held by calls waiting for
 /// the client.
 const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
+
+/// A line whose parse takes at most this much reserves nothing (the calls
+/// in flight hold at most 64 of them, 4 MiB), so the common small request
+/// costs no semaphore operation.
+const SMALL_LINE_COST: u64 = 64 * 1024;
 
 /// Messages read and parsed, queued for rmcp's service loop before the
 /// reader waits.
@@ -463,6 +483,9 @@ struct Reader {
     /// on stdin does not keep the writer alive at the end).
     replies: tokio::sync::mpsc::WeakSender<Out>,
     service: tokio::sync::mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    /// An `initialize` request has gone to rmcp (before it, rmcp takes only
+    /// requests).
+    started: bool,
 }
 
 impl Reader {
@@ -493,8 +516,34 @@ impl Reader {
                     if bytes.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
+                    // What parsing the line takes is reply budget too: a
+                    // line of tiny values costs about 100 times its bytes.
+                    let Some(parsed) = self.reserve_parse(&bytes) else {
+                        continue;
+                    };
+                    if let Some(raw) = raw_id(&bytes)
+                        && is_unechoable_id(raw)
+                    {
+                        self.refuse_id(raw);
+                        continue;
+                    }
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
                         Ok(msg) => {
+                            drop(bytes);
+                            if !self.started && !matches!(msg, JsonRpcMessage::Request(_)) {
+                                // rmcp ends the session on a notification
+                                // or response before the first request;
+                                // JSON-RPC says to ignore them.
+                                tracing::warn!(
+                                    "ignored a notification or response that came before any request"
+                                );
+                                continue;
+                            }
+                            if let JsonRpcMessage::Request(r) = &msg
+                                && matches!(r.request, ClientRequest::InitializeRequest(_))
+                            {
+                                self.started = true;
+                            }
                             (self.observe)(&msg);
                             self.direct.observe(&msg);
                             if let JsonRpcMessage::Request(r) = &msg
@@ -505,6 +554,11 @@ impl Reader {
                                     self.refuse_busy(r.id.clone());
                                     continue;
                                 }
+                            }
+                            if let (JsonRpcMessage::Request(_), Some(s)) = (&msg, slot.as_mut())
+                                && let Some(parsed) = parsed
+                            {
+                                s.carry(parsed);
                             }
                             let Some(mut msg) = self.direct.take(msg, &mut slot) else {
                                 continue;
@@ -543,6 +597,54 @@ impl Reader {
         self.direct.drain();
     }
 
+    /// Reserves the reply budget that parsing `line` may take
+    /// ([`parse_cost`]), waiting for it as for any reply; a line that would
+    /// take more than the whole budget is refused at its id. `None`: the
+    /// line is done with (refused, or the session is over); `Some(None)`:
+    /// nothing needs reserving.
+    fn reserve_parse(&self, line: &[u8]) -> Option<Option<Reservation>> {
+        let cost = parse_cost(line);
+        if cost <= SMALL_LINE_COST {
+            return Some(None);
+        }
+        let budget = self.flow.budget_bytes();
+        if cost > budget {
+            tracing::warn!(
+                cost,
+                budget,
+                "refused a request line that would cost more than the reply budget to parse"
+            );
+            let error = ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "Request too costly to parse: its {} bytes would take about {} MiB of memory, more than the {} MiB reply budget (--max-pending-reply-bytes); send fewer JSON values in one request",
+                    line.len(),
+                    cost >> 20,
+                    budget >> 20
+                ),
+                None,
+            );
+            self.reply_error(top_level_id(line), error);
+            return None;
+        }
+        crate::sync::block_on(self.flow.reserve(cost)).map(Some)
+    }
+
+    /// Refuses a request whose numeric id would not be echoed as written
+    /// ([`is_unechoable_id`]); the error carries the id exactly as sent.
+    fn refuse_id(&self, raw: &[u8]) {
+        tracing::warn!("refused a request whose id is a number tuls cannot echo as written");
+        let error = ErrorData::new(
+            ErrorCode::INVALID_REQUEST,
+            "Invalid Request: a numeric id must be an integer written plainly (no fraction, exponent, leading zero or -0), so that the reply can carry it as sent",
+            None,
+        );
+        let id = String::from_utf8_lossy(raw).into_owned();
+        if let Some(tx) = self.replies.upgrade() {
+            let _ = tx.blocking_send(Out::RawIdError(id, error));
+        }
+    }
+
     /// Refuses a request read while every call slot is held and calls wait
     /// for the client's answer (see `awaits_client`).
     fn refuse_busy(&self, id: RequestId) {
@@ -575,236 +677,6 @@ impl Reader {
     }
 }
 
-/// One line read by [`LineReader::next_line`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum Line {
-    /// A complete line (without its `\n`).
-    Complete(Vec<u8>),
-    /// A line longer than the bound; only its first bytes are kept.
-    Oversized(Vec<u8>),
-}
-
-/// Splits input into bounded lines.
-pub struct LineReader<R> {
-    reader: std::io::BufReader<R>,
-    buf: Vec<u8>,
-    oversized: bool,
-    max: usize,
-}
-
-impl<R: std::io::Read> LineReader<R> {
-    /// Reads lines from `reader`, keeping at most `max` bytes of each.
-    pub fn new(reader: R, max: usize) -> Self {
-        Self {
-            reader: std::io::BufReader::with_capacity(64 * 1024, reader),
-            buf: Vec::new(),
-            oversized: false,
-            max,
-        }
-    }
-
-    /// The next line, or `None` at end of input.
-    pub fn next_line(&mut self) -> std::io::Result<Option<Line>> {
-        use std::io::BufRead as _;
-        loop {
-            let avail = match self.reader.fill_buf() {
-                Ok(avail) => avail,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if avail.is_empty() {
-                if self.buf.is_empty() && !self.oversized {
-                    return Ok(None);
-                }
-                return Ok(Some(self.take()));
-            }
-            let (chunk, used, done) = match avail.iter().position(|&b| b == b'\n') {
-                Some(i) => (avail.get(..i).unwrap_or(&[]), i + 1, true),
-                None => (avail, avail.len(), false),
-            };
-            if done && self.buf.is_empty() && !self.oversized && chunk.len() <= self.max {
-                // The common case: the whole line is in the read buffer;
-                // one allocation of its exact size.
-                let line = chunk.to_vec();
-                self.reader.consume(used);
-                return Ok(Some(Line::Complete(line)));
-            }
-            if !self.oversized && self.buf.len() + chunk.len() > self.max {
-                self.oversized = true;
-                let keep = ID_PREFIX.saturating_sub(self.buf.len()).min(chunk.len());
-                self.buf.extend_from_slice(chunk.get(..keep).unwrap_or(&[]));
-            } else if !self.oversized {
-                self.buf.extend_from_slice(chunk);
-            }
-            self.reader.consume(used);
-            if done {
-                return Ok(Some(self.take()));
-            }
-        }
-    }
-
-    fn take(&mut self) -> Line {
-        let buf = std::mem::take(&mut self.buf);
-        if std::mem::replace(&mut self.oversized, false) {
-            Line::Oversized(buf)
-        } else {
-            Line::Complete(buf)
-        }
-    }
-}
-
-/// The `id` of a JSON-RPC request from the first bytes of its line: only a
-/// key of the top-level object counts (an `"id"` inside the params is
-/// skipped). `None` when no top-level id is seen in `prefix`, or it is not
-/// a plain number or string.
-pub fn top_level_id(prefix: &[u8]) -> Option<RequestId> {
-    let mut depth = 0usize;
-    let mut i = 0;
-    let mut expect_key = false;
-    while let Some(&b) = prefix.get(i) {
-        match b {
-            b'{' => {
-                depth += 1;
-                expect_key = depth == 1;
-            }
-            b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            b',' => expect_key = depth == 1,
-            b'"' => {
-                let end = string_end(prefix, i)?;
-                if depth == 1 && expect_key {
-                    let key = prefix.get(i + 1..end)?;
-                    let rest = prefix.get(end + 1..)?;
-                    let rest = rest.trim_ascii_start().strip_prefix(b":")?;
-                    if key == b"id" {
-                        return id_value(rest.trim_ascii_start());
-                    }
-                }
-                expect_key = false;
-                i = end;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// The index of the quote that closes the string opening at `start`.
-fn string_end(s: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    while let Some(&b) = s.get(i) {
-        match b {
-            b'\\' => i += 2,
-            b'"' => return Some(i),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// A number or a plain string id at the start of `s`.
-fn id_value(s: &[u8]) -> Option<RequestId> {
-    if s.first() == Some(&b'"') {
-        let end = string_end(s, 0)?;
-        let raw = s.get(..=end)?;
-        let id: String = serde_json::from_slice(raw).ok()?;
-        return Some(RequestId::String(id.into()));
-    }
-    let len = s
-        .iter()
-        .take_while(|c| c.is_ascii_digit() || **c == b'-')
-        .count();
-    let num = std::str::from_utf8(s.get(..len)?).ok()?;
-    num.parse::<i64>().ok().map(RequestId::Number)
-}
-
-/// The error reply for a complete line that is not a JSON-RPC message
-/// (JSON-RPC 2.0 §5), or `None` when no reply is due.
-///
-/// - Not JSON: `-32700 Parse error`, `id: null`.
-/// - Nested past serde_json's depth limit: `-32600 Invalid Request`, at its
-///   top-level `id` when the scanner reads one ([`top_level_id`]), else
-///   `id: null`.
-/// - JSON that is a notification or a response but not one tuls reads: no
-///   reply (neither is ever answered); logged.
-/// - Any other JSON (not an object, a batch, a request whose method or
-///   params do not fit): `-32600 Invalid Request`, at its top-level `id`
-///   when that is a number or a string, else `id: null`.
-fn not_a_message(bytes: &[u8], e: &serde_json::Error) -> Option<(Option<RequestId>, ErrorData)> {
-    use serde_json::error::Category;
-    if is_too_deep(e) {
-        // Valid JSON nested past serde_json's depth limit: answered at its
-        // top-level id when one can be read (the scanner keeps no stack), so
-        // a client waiting on that id is not left waiting.
-        let id = top_level_id(bytes);
-        tracing::warn!(error = %e, "a request line nests too deep; answered with an error");
-        let error = ErrorData::new(
-            ErrorCode::INVALID_REQUEST,
-            "Invalid Request: the message nests deeper than 128 levels",
-            None,
-        );
-        return Some((id, error));
-    }
-    if !matches!(e.classify(), Category::Data) {
-        tracing::warn!(error = %e, "a request line is not valid JSON; answered with a parse error");
-        let error = ErrorData::new(
-            ErrorCode::PARSE_ERROR,
-            format!("Parse error: the line is not valid JSON ({e})"),
-            None,
-        );
-        return Some((None, error));
-    }
-    #[derive(serde::Deserialize)]
-    struct Shape {
-        #[serde(default)]
-        id: Option<serde_json::Value>,
-        #[serde(default)]
-        method: Option<serde::de::IgnoredAny>,
-        #[serde(default)]
-        result: Option<serde::de::IgnoredAny>,
-        #[serde(default)]
-        error: Option<serde::de::IgnoredAny>,
-    }
-    let invalid = |id| {
-        let error = ErrorData::new(
-            ErrorCode::INVALID_REQUEST,
-            "Invalid Request: the line is JSON but not a JSON-RPC 2.0 message that this server accepts",
-            None,
-        );
-        Some((id, error))
-    };
-    let is_object = bytes.trim_ascii_start().first() == Some(&b'{');
-    let Some(shape) = is_object
-        .then(|| serde_json::from_slice::<Shape>(bytes).ok())
-        .flatten()
-    else {
-        tracing::warn!(error = %e, "a request line is not a JSON-RPC message; answered with an error");
-        return invalid(None);
-    };
-    if shape.method.is_none() && (shape.result.is_some() || shape.error.is_some()) {
-        tracing::warn!(error = %e, "skipping a response that is not one tuls reads");
-        return None;
-    }
-    if shape.method.is_some() && shape.id.is_none() {
-        tracing::warn!(error = %e, "skipping a notification that is not one tuls reads");
-        return None;
-    }
-    tracing::warn!(error = %e, "a request line is not a JSON-RPC request tuls accepts; answered with an error");
-    let id = match shape.id {
-        Some(serde_json::Value::Number(n)) => n.as_i64().map(RequestId::Number),
-        Some(serde_json::Value::String(s)) => Some(RequestId::String(s.into())),
-        _ => None,
-    };
-    invalid(id)
-}
-
-/// Whether `e` is serde_json's depth limit (128 levels), which it reports
-/// as a syntax error though the JSON may be valid.
-fn is_too_deep(e: &serde_json::Error) -> bool {
-    e.to_string().starts_with("recursion limit exceeded")
-}
-
 impl Transport<RoleServer> for Stdio {
     type Error = std::io::Error;
 
@@ -835,35 +707,6 @@ impl Transport<RoleServer> for Stdio {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids() {
-        let id = |s: &[u8]| top_level_id(s);
-        assert_eq!(
-            id(br#"{"jsonrpc":"2.0","id":42,"method":"x"#),
-            Some(RequestId::Number(42))
-        );
-        assert_eq!(
-            id(br#"{"id": "ab-1", "#),
-            Some(RequestId::String("ab-1".into()))
-        );
-        assert_eq!(id(br#"{"method":"x""#), None);
-        assert_eq!(
-            id(br#"{"id":"a\"b"}"#),
-            Some(RequestId::String("a\"b".into()))
-        );
-        // An "id" inside the params is not the request's id.
-        assert_eq!(
-            id(br#"{"jsonrpc":"2.0","params":{"id":7,"x":["id"]},"id":9}"#),
-            Some(RequestId::Number(9))
-        );
-        assert_eq!(
-            id(br#"{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"id":7,"#),
-            None
-        );
-        assert_eq!(id(br#"{"method":"id","id":3}"#), Some(RequestId::Number(3)));
-        assert_eq!(id(br#"{"a":"x\\","id":5}"#), Some(RequestId::Number(5)));
-    }
 
     #[test]
     fn tool_results_mirror_their_block_on_the_wire() {
@@ -951,60 +794,5 @@ mod tests {
                 "the spliced frame differs (shift {shift})"
             );
         }
-    }
-
-    fn lines(input: &[u8], max: usize) -> Vec<Line> {
-        let mut r = LineReader::new(input, max);
-        let mut out = Vec::new();
-        while let Some(l) = r.next_line().unwrap() {
-            out.push(l);
-        }
-        out
-    }
-
-    #[test]
-    fn bounds_at_and_past_the_limit() {
-        let got = lines(b"0123456789\n01234567890\nab", 10);
-        assert_eq!(got.len(), 3);
-        assert_eq!(got[0], Line::Complete(b"0123456789".to_vec()));
-        assert!(matches!(got[1], Line::Oversized(_)));
-        assert_eq!(got[2], Line::Complete(b"ab".to_vec()));
-    }
-
-    #[test]
-    fn oversized_keeps_only_a_prefix() {
-        let mut input = vec![b'x'; 100_000];
-        input.push(b'\n');
-        let got = lines(&input, 10);
-        let Line::Oversized(prefix) = &got[0] else {
-            panic!("{got:?}")
-        };
-        assert!(prefix.len() <= ID_PREFIX);
-    }
-
-    #[test]
-    fn a_line_split_across_reads_is_whole() {
-        // A reader that gives one byte per read.
-        struct Trickle<'a>(&'a [u8]);
-        impl std::io::Read for Trickle<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let Some((first, rest)) = self.0.split_first() else {
-                    return Ok(0);
-                };
-                buf[0] = *first;
-                self.0 = rest;
-                Ok(1)
-            }
-        }
-        let mut r = LineReader::new(Trickle(b"{\"a\":1}\n{\"b\":2}\n"), 100);
-        assert_eq!(
-            r.next_line().unwrap(),
-            Some(Line::Complete(b"{\"a\":1}".to_vec()))
-        );
-        assert_eq!(
-            r.next_line().unwrap(),
-            Some(Line::Complete(b"{\"b\":2}".to_vec()))
-        );
-        assert_eq!(r.next_line().unwrap(), None);
     }
 }

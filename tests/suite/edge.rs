@@ -1,0 +1,212 @@
+//! The protocol edge holds whatever arrives: what parsing a line costs is
+//! bounded and counted, nothing before `initialize` ends the session, and
+//! every request is answered at the id it was sent with. Ground truth:
+//! VmHWM from `/proc`, replies read off the wire, the process still alive.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::util::*;
+
+/// A session driven by hand over raw pipes (lines of any size).
+struct Raw {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Raw {
+    fn start(root: &std::path::Path, extra: &[&str]) -> Raw {
+        let mut child = Command::new(bin())
+            .arg("filesystem")
+            .arg(root)
+            .args(extra)
+            .args(["--log-level", "error"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn tuls");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Raw {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).expect("write");
+        self.stdin.write_all(b"\n").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// The next message, as its raw line.
+    fn line(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read");
+        assert!(!line.is_empty(), "the server closed stdout");
+        line
+    }
+
+    fn next(&mut self) -> Value {
+        serde_json::from_str(&self.line()).expect("a JSON line")
+    }
+
+    fn initialize(&mut self) {
+        self.send(
+            br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        );
+        let r = self.next();
+        assert_eq!(r["id"], json!(0), "{r}");
+        self.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// A `tools/call` line of about `mib` MiB whose arguments hold an array of
+/// one-byte values (`0,0,0,...`): the cheapest bytes to send and, parsed
+/// through rmcp's untagged message types, about 100 bytes of heap each.
+fn dense_line(id: u64, mib: usize) -> Vec<u8> {
+    let mut line = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read_text_file","arguments":{{"path":"a.txt","x":["#
+    )
+    .into_bytes();
+    line.extend(b"0,".repeat((mib << 20) / 2));
+    line.extend_from_slice(b"0]}}}");
+    line
+}
+
+/// Lines of 4, 16 and 57 MiB of tiny values (under the 64 MiB line bound)
+/// took 396 MiB, 1,560 MiB and 5,558 MiB to parse. Now what a line would
+/// take is counted before it is parsed: a line that would take more than
+/// the whole reply budget is refused at its id, and one within it waits
+/// for and holds its share of the budget. The peak stays under the line
+/// itself plus a small constant, or under the budget.
+#[test]
+#[ignore = "slow: sends 78 MiB of request lines"]
+fn parsing_a_line_costs_no_more_than_it_is_counted() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    let mut raw = Raw::start(&env.root(), &[]);
+    raw.initialize();
+    let base = status_kib(raw.pid(), "VmRSS");
+    for (id, mib) in [(4u64, 4usize), (16, 16), (57, 57)] {
+        raw.send(&dense_line(id, mib));
+        let r = raw.next();
+        assert_eq!(r["id"], json!(id), "{r}");
+        assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+        let msg = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.starts_with("Request too costly to parse"), "{msg}");
+        let peak = status_kib(raw.pid(), "VmHWM");
+        eprintln!("edge: a {mib} MiB line: RSS {base} KiB -> peak {peak} KiB");
+        assert!(
+            peak <= base + (mib as u64 + 32) * 1024,
+            "a {mib} MiB line took the peak to {peak} KiB from {base} KiB"
+        );
+    }
+    // A line within the budget is parsed and answered (here: refused by the
+    // tool for its unknown argument), with the peak under the budget.
+    raw.send(&dense_line(1, 1));
+    let r = raw.next();
+    assert_eq!(r["id"], json!(1), "{r}");
+    assert_eq!(r["result"]["isError"], json!(true), "{r}");
+    let peak = status_kib(raw.pid(), "VmHWM");
+    eprintln!("edge: a 1 MiB line parsed: peak {peak} KiB");
+    assert!(peak <= base + (256 + 32) * 1024, "peak {peak} KiB");
+    // The session goes on.
+    raw.send(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    assert_eq!(raw.next()["id"], json!(2));
+}
+
+/// A notification or a response before `initialize` ended the process
+/// (rmcp expects a request first); JSON-RPC says to ignore them. Now they
+/// are ignored, and the session starts when the client initializes.
+#[test]
+fn nothing_before_initialize_ends_the_session() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    for early in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"discover-1"}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"x"}}"#,
+    ] {
+        let mut raw = Raw::start(&env.root(), &[]);
+        raw.send(early.as_bytes());
+        raw.initialize();
+        raw.send(
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"read_text_file","arguments":{{"path":"{}"}}}}}}"#,
+                env.path_str("a.txt")
+            )
+            .as_bytes(),
+        );
+        let r = raw.next();
+        assert_eq!(r["id"], json!(1), "after {early}: {r}");
+        assert_eq!(
+            r["result"]["content"][0]["text"],
+            json!("alpha\n"),
+            "after {early}: {r}"
+        );
+        assert!(
+            raw.child.try_wait().expect("wait").is_none(),
+            "after {early}"
+        );
+    }
+}
+
+/// `"id": null` was taken for a notification and got no reply; an id of
+/// `1e3`, `1.0`, `-0` or `1E+2` was answered at `1000`, `1`, `0`, `100`, ids the
+/// client never sent. Now the first gets an Invalid Request error at `null`,
+/// and the others one at the id exactly as written.
+#[test]
+fn every_request_is_answered_at_the_id_it_was_sent_with() {
+    let env = TestEnv::new();
+    let mut raw = Raw::start(&env.root(), &[]);
+    raw.initialize();
+    raw.send(br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#);
+    let r = raw.next();
+    assert_eq!(r["id"], Value::Null, "{r}");
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    for id in ["1e3", "1.0", "-0", "1E+2", "12345678901234567890"] {
+        raw.send(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).as_bytes());
+        let line = raw.line();
+        assert!(
+            line.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"error":"#)),
+            "{id}: {line}"
+        );
+        let r: Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    }
+    // `007` is not JSON: a parse error, at `null`.
+    raw.send(br#"{"jsonrpc":"2.0","id":007,"method":"ping"}"#);
+    let r = raw.next();
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (Value::Null, json!(-32700)),
+        "{r}"
+    );
+    // Plain ids are echoed as sent, as before.
+    for id in ["7", "-3", "0", r#""s-1""#] {
+        raw.send(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).as_bytes());
+        let line = raw.line();
+        assert!(
+            line.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result""#)),
+            "{id}: {line}"
+        );
+    }
+}
