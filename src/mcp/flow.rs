@@ -259,7 +259,7 @@ pub fn plan(tool: &str, l: &Limits) -> Plan {
     match tool {
         // The bytes read, plus their text: lossy decoding of invalid UTF-8
         // takes up to three bytes per byte.
-        "read_text_file" => files(4, l.max_read_bytes.saturating_mul(4)),
+        "read_text_file" | "read_file" => files(4, l.max_read_bytes.saturating_mul(4)),
         // The bytes read, plus base64 (4 per 3).
         "read_media_file" => files(3, l.max_read_bytes.saturating_mul(3)),
         // The text of the batch (lossy, up to three bytes per byte), plus
@@ -281,6 +281,9 @@ pub fn plan(tool: &str, l: &Limits) -> Plan {
         // The text, plus the walk's entries and the tree built from them.
         "directory_tree" | "search_files" => fixed(walk.saturating_mul(3)),
         "list_directory" | "list_directory_with_sizes" => fixed(walk.saturating_mul(2)),
+        // A short text; the appended bytes are the request's, and a copy
+        // moves its bytes in the kernel (or through one 64 KiB buffer).
+        "write_file" | "append_file" | "copy_file" => fixed(SMALL_REPLY),
         _ => fixed(SMALL_REPLY),
     }
 }

@@ -20,6 +20,8 @@ use crate::fs::scope::Snapshot;
 use crate::limits::Limits;
 pub use crate::progress::Progress;
 
+pub mod append_file;
+pub mod copy_file;
 pub mod create_directory;
 pub mod directory_tree;
 pub mod edit_file;
@@ -28,6 +30,7 @@ pub mod list_allowed_directories;
 pub mod list_directory;
 pub mod list_directory_with_sizes;
 pub mod move_file;
+pub mod read_file;
 pub mod read_media_file;
 pub mod read_multiple_files;
 pub mod read_text_file;
@@ -37,16 +40,19 @@ pub mod write_file;
 
 /// Every tool, in `tools/list` order.
 pub const TOOLS: &[Tool] = &[
+    read_file::TOOL,
     read_text_file::TOOL,
     read_media_file::TOOL,
     read_multiple_files::TOOL,
     write_file::TOOL,
+    append_file::TOOL,
     edit_file::TOOL,
     create_directory::TOOL,
     list_directory::TOOL,
     list_directory_with_sizes::TOOL,
     directory_tree::TOOL,
     move_file::TOOL,
+    copy_file::TOOL,
     search_files::TOOL,
     search_file_contents::TOOL,
     get_file_info::TOOL,

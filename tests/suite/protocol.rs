@@ -1,4 +1,4 @@
-//! MCP-level behaviour over stdio: `tools/list` (14 tools, annotations,
+//! MCP-level behaviour over stdio: `tools/list` (17 tools, annotations,
 //! strict input schemas, output schemas), `structuredContent` mirroring the
 //! text, unknown fields refused without effect, unknown or disabled tools as
 //! JSON-RPC -32602, concurrent calls, the two protocol versions, and stdout
@@ -58,7 +58,7 @@ fn assert_closed_objects(tool: &str, at: &str, schema: &Value) {
 }
 
 #[test]
-fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
+fn tools_list_has_seventeen_tools_with_annotations_and_strict_schemas() {
     let env = TestEnv::new();
     let mut raw = raw_session(&env, &[]);
     let tools = tools_list(&mut raw);
@@ -68,6 +68,7 @@ fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
     // (title, readOnly, idempotent, destructive) as in reference-server.md
     // §2.2, with idempotentHint set on the read tools (upstream #3402).
     let expected: BTreeMap<&str, (&str, bool, bool, Option<bool>)> = [
+        ("read_file", ("Read File (Deprecated)", true, true, None)),
         ("read_text_file", ("Read Text File", true, true, None)),
         ("read_media_file", ("Read Media File", true, true, None)),
         (
@@ -75,6 +76,7 @@ fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
             ("Read Multiple Files", true, true, None),
         ),
         ("write_file", ("Write File", false, true, Some(true))),
+        ("append_file", ("Append File", false, false, Some(false))),
         ("edit_file", ("Edit File", false, false, Some(true))),
         (
             "create_directory",
@@ -87,6 +89,7 @@ fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
         ),
         ("directory_tree", ("Directory Tree", true, true, None)),
         ("move_file", ("Move File", false, false, Some(true))),
+        ("copy_file", ("Copy File", false, false, Some(false))),
         ("search_files", ("Search Files", true, true, None)),
         (
             "search_file_contents",
@@ -324,7 +327,7 @@ fn unknown_and_disabled_tools_are_jsonrpc_errors() {
     let env = TestEnv::new();
     env.write("a.txt", "alpha\n");
     let server = Server::start(&args![env.root()]);
-    for name in ["no_such_tool", "read_file", "READ_TEXT_FILE", ""] {
+    for name in ["no_such_tool", "read_files", "READ_TEXT_FILE", ""] {
         let err = server.call_expect_rpc_error(name, json!({"path": "a.txt"}));
         assert_eq!(err.code, -32602, "{name}");
         assert_eq!(err.message, format!("Tool {name} not found"));
@@ -471,7 +474,7 @@ fn initialize_with_both_protocol_versions() {
         assert_eq!(result["protocolVersion"], json!(version), "{result}");
         assert_eq!(result["serverInfo"]["name"], json!("tuls"), "{result}");
         assert!(result["capabilities"]["tools"].is_object(), "{result}");
-        assert_eq!(tools_list(&mut raw).len(), 14);
+        assert_eq!(tools_list(&mut raw).len(), 17);
         let resp = raw.call_tool("read_text_file", json!({"path": "a.txt"}));
         assert_eq!(raw_reply(&resp).text, "alpha\n");
         // Unknown methods get a JSON-RPC error, and the session goes on.
