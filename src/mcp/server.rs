@@ -84,6 +84,31 @@ fn instructions(scope: &Scope, limits: &Limits, policy: &Policy) -> String {
         (false, true) => s.push_str(" To read part of a file, read_text_file with offset and limit (lineNumbers: true numbers the lines) beats reading it whole."),
         (false, false) => {}
     }
+    // The limits, said once here rather than in each tool's description.
+    let reads = ["read_file", "read_text_file", "read_multiple_files"]
+        .iter()
+        .any(|t| policy.is_enabled(t));
+    if reads {
+        s.push_str(&format!(
+            " A file over {} bytes is read in parts (head, tail, or offset and limit).",
+            limits.max_read_bytes
+        ));
+    }
+    if policy.is_enabled("append_file") {
+        s.push_str(&format!(
+            " One append_file adds at most {} bytes.",
+            crate::limits::MAX_APPEND_BYTES
+        ));
+    }
+    if ["directory_tree", "search_files", "search_file_contents"]
+        .iter()
+        .any(|t| policy.is_enabled(t))
+    {
+        s.push_str(&format!(
+            " A walk stops at {} entries or {} levels and says so.",
+            limits.max_walk_entries, limits.max_walk_depth
+        ));
+    }
     s
 }
 

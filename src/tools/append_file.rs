@@ -13,7 +13,7 @@ pub const TOOL: Tool = Tool {
     name: NAME,
     capability: Capability::Write,
     title: "Append File",
-    description: "Append content to the end of a file, exactly as given (no newline is added). Creates the file if it does not exist. The file keeps its permissions and identity. Only works within allowed directories.",
+    description: "Append content to the end of a file, exactly as given (no newline is added); creates the file if it does not exist. The file keeps its permissions and identity.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
     output: OutputKind::Text,

@@ -13,7 +13,7 @@ pub const TOOL: Tool = Tool {
     name: NAME,
     capability: Capability::Write,
     title: "Copy File",
-    description: "Copy a file to a new path, keeping its permissions and modification time. Fails if the destination exists. Directories and special files cannot be copied. Both paths must be within allowed directories.",
+    description: "Copy a file to a new path, keeping its permissions and modification time. Fails if the destination exists; directories and special files cannot be copied.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
     output: OutputKind::Text,
