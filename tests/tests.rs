@@ -19,6 +19,7 @@ mod suite {
     mod direct;
     mod edit;
     mod edit_hints;
+    mod eras;
     mod escape;
     mod forged_names;
     mod hostile_edge;

@@ -12,15 +12,16 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::era;
 use super::flow::{CallBudget, Flow, Reservation, held_bytes, plan};
 use super::reply;
 use super::roots::ClientRoots;
@@ -320,9 +321,28 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+        let mut r = ListToolsResult::with_all_items(self.inner.tools.clone());
+        if era::is_modern(context.protocol_version().as_ref()) {
+            r.meta = Some(era::with_server_info(r.meta, &self.get_info().server_info));
+            r = r
+                .with_ttl_ms(era::LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Private);
+        }
+        Ok(r)
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        )
+        .with_ttl_ms(era::LIST_TTL_MS)
+        .with_cache_scope(CacheScope::Private))
     }
 
     async fn on_custom_request(
@@ -371,9 +391,12 @@ impl ServerHandler for Server {
             .run(&request.name, args, context.ct.clone(), progress)
             .await
         {
-            Some((r, reservation)) => {
+            Some((mut r, reservation)) => {
                 if let Some(res) = reservation {
                     self.inner.flow.hold(&context.id, res, held_bytes(&r));
+                }
+                if era::is_modern(context.protocol_version().as_ref()) {
+                    r.meta = Some(era::with_server_info(r.meta, &self.get_info().server_info));
                 }
                 Ok(r.into())
             }

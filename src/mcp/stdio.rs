@@ -309,6 +309,7 @@ pub fn serve(
         awaits_client: Box::new(move || roots.pending()),
         replies: tx.downgrade(),
         service: to_service,
+        eras: Default::default(),
     };
     // Not joined: at the end of a session it may still be blocked reading
     // stdin, and the process exits under it.
@@ -463,6 +464,8 @@ struct Reader {
     /// on stdin does not keep the writer alive at the end).
     replies: tokio::sync::mpsc::WeakSender<Out>,
     service: tokio::sync::mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    /// The connection's protocol eras (see [`super::era`]).
+    eras: super::era::Eras,
 }
 
 impl Reader {
@@ -494,7 +497,8 @@ impl Reader {
                         continue;
                     }
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
-                        Ok(msg) => {
+                        Ok(mut msg) => {
+                            self.eras.adjust(&mut msg);
                             (self.observe)(&msg);
                             self.direct.observe(&msg);
                             if let JsonRpcMessage::Request(r) = &msg
