@@ -353,10 +353,7 @@ fuzz_target!(|data: &[u8]| {
         let header = seg[0];
         let rest = &seg[1..];
         let tool = usize::from(header & 0x1f) % 16;
-        let (name, args) = if let Some(name) = tool
-            .checked_sub(1)
-            .and_then(|t| CALL_TOOLS.get(t))
-        {
+        let (name, args) = if let Some(name) = tool.checked_sub(1).and_then(|t| CALL_TOOLS.get(t)) {
             let args = serde_json::from_slice::<Value>(&expand(env, rest))
                 .unwrap_or_else(|_| structured(env, name, rest));
             ((*name).to_owned(), args)
