@@ -315,3 +315,35 @@ fn copy_file_destination_created_during_the_copy_is_kept() {
         "both orders seen: {copies} / {racers}"
     );
 }
+
+/// Between two roots on different filesystems the copy is whole too, with
+/// its mode and mtime (the kernel may refuse `copy_file_range` there; tuls
+/// then carries the bytes itself).
+#[test]
+fn copy_file_across_filesystems() {
+    let env = TestEnv::new();
+    let other_fs = match crate::util::OtherFs::new(&env.root()) {
+        Ok(other_fs) => other_fs,
+        Err(why) => {
+            crate::util::require_or_skip("copy_file across filesystems", &why);
+            return;
+        }
+    };
+    let other = other_fs.path().to_owned();
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 241) as u8).collect();
+    env.write("big.bin", &data);
+    env.chmod("big.bin", 0o600);
+    let server = Server::start(&args![env.root(), other]);
+    let to = crate::util::path_string(other.join("big.bin"));
+    assert_text(
+        &copy(&server, "big.bin", &to),
+        &format!("Successfully copied big.bin to {to}"),
+    );
+    assert_eq!(std::fs::read(other.join("big.bin")).expect("copy"), data);
+    let (s, d) = (
+        std::fs::metadata(env.path("big.bin")).expect("src"),
+        std::fs::metadata(other.join("big.bin")).expect("dst"),
+    );
+    assert_eq!(d.permissions().mode() & 0o7777, 0o600);
+    assert_eq!(d.modified().expect("mtime"), s.modified().expect("mtime"));
+}

@@ -138,6 +138,12 @@ fn tools_list_has_seventeen_tools_with_annotations_and_strict_schemas() {
         );
 
         let input = &tool["inputSchema"];
+        // Self-contained and lean: no references a client must resolve, no
+        // schemars noise (see tools::schema).
+        let text = input.to_string();
+        for noise in ["$ref", "$defs", "$schema", "\"format\"", "\"default\":null"] {
+            assert!(!text.contains(noise), "{name}: {noise} in {text}");
+        }
         assert_eq!(input["type"], json!("object"), "{name}: inputSchema type");
         assert_eq!(
             input["additionalProperties"],
@@ -177,6 +183,22 @@ fn tools_list_has_seventeen_tools_with_annotations_and_strict_schemas() {
         tool["inputSchema"]["required"].clone()
     };
     assert_eq!(required("read_text_file"), json!(["path"]));
+    // Enums stay enums.
+    let prop = |tool: &str, p: &str| -> Value {
+        tools
+            .iter()
+            .find(|t| t["name"] == json!(tool))
+            .expect("tool")["inputSchema"]["properties"][p]
+            .clone()
+    };
+    assert_eq!(
+        prop("list_directory_with_sizes", "sortBy")["enum"],
+        json!(["name", "size"])
+    );
+    assert_eq!(
+        prop("search_file_contents", "outputMode")["enum"],
+        json!(["content", "files", "count"])
+    );
     assert_eq!(required("read_multiple_files"), json!(["paths"]));
     let search = required("search_files");
     assert!(
