@@ -17,6 +17,7 @@ mod suite {
     mod config;
     mod create_directory;
     mod direct;
+    mod dropin;
     mod edit;
     mod edit_hints;
     mod eras;
