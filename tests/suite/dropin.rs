@@ -99,6 +99,14 @@ fn read_media_file_round_trips_images_audio_and_other_files() {
     assert!(uri.ends_with("/my%20caf%C3%A9.bin"), "{uri}");
 }
 
+/// One `it()`: its name, `excludePatterns`, names present, names absent.
+type Case = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
 /// `directory-tree.test.ts`: the fixture, each case's `excludePatterns`,
 /// the top-level names that must be there and those that must not.
 #[test]
@@ -131,7 +139,7 @@ fn directory_tree_exclude_patterns_as_upstream_tests_them() {
             .filter_map(|e| e["name"].as_str().map(str::to_owned))
             .collect()
     };
-    let cases: &[(&str, &[&str], &[&str], &[&str])] = &[
+    let cases: &[Case] = &[
         (
             "simple file pattern",
             &[".env"],
