@@ -78,13 +78,16 @@ impl Eras {
                 }
             }
             (Eras::Inline | Eras::InlineThenHandshake(..), ClientRequest::InitializeRequest(i)) => {
+                // The version the handshake agrees: the one asked for, or
+                // the latest handshake version for a client that asks for
+                // 2026-07-28 (which has no handshake), as rmcp answers.
                 let v = &i.params.protocol_version;
-                if !is_modern(Some(v)) {
-                    *self = Eras::InlineThenHandshake(
-                        v.clone(),
-                        Box::new(i.params.capabilities.clone()),
-                    );
-                }
+                let agreed = if is_modern(Some(v)) {
+                    ProtocolVersion::V_2025_11_25
+                } else {
+                    v.clone()
+                };
+                *self = Eras::InlineThenHandshake(agreed, Box::new(i.params.capabilities.clone()));
             }
             (Eras::InlineThenHandshake(v, caps), _) => {
                 let meta = request.get_meta_mut();

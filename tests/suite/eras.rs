@@ -148,6 +148,20 @@ fn modern_tools_list_then_initialize() {
     assert_modern(&call_modern(&mut raw, "a.txt"));
 }
 
+/// The same when the `initialize` asks for 2026-07-28 (which has no
+/// handshake): it is answered with the latest handshake version, and the
+/// requests that follow are read as that version's.
+#[test]
+fn modern_tools_list_then_initialize_asking_for_2026_07_28() {
+    let (_env, mut raw) = start();
+    assert_cacheable(&list_modern(&mut raw));
+    let init = raw.initialize("2026-07-28");
+    assert_eq!(init["protocolVersion"], "2025-11-25");
+    let list = raw.request("tools/list", json!({}));
+    assert_legacy(&list);
+    assert_eq!(names(&list), ALL_TOOLS);
+}
+
 #[test]
 fn handshake_then_modern_requests() {
     let (_env, mut raw) = start();
