@@ -360,6 +360,18 @@ pub enum Error {
         /// The OS error.
         reason: String,
     },
+    /// `append_file` content over [`crate::limits::MAX_APPEND_BYTES`].
+    #[error(
+        "Content too large: {size} bytes to append to '{path}', over the {limit}-byte limit of one append; append it in parts"
+    )]
+    AppendTooLarge {
+        /// The path as given.
+        path: String,
+        /// The bytes given.
+        size: u64,
+        /// The limit in force.
+        limit: u64,
+    },
     /// `move_file` onto an existing name.
     #[error("Destination already exists: {path}")]
     DestinationExists {

@@ -81,6 +81,15 @@ pub const MAX_SYMLINK_HOPS: usize = 40;
 /// file (Linux's own `XATTR_LIST_MAX` and `XATTR_SIZE_MAX`).
 pub const MAX_XATTR_BYTES: usize = 64 * 1024;
 
+/// Bytes one `append_file` call may append (the request itself is bounded
+/// by [`MAX_REQUEST_BYTES`]; this keeps one append, and the window in which
+/// a crash could cut it, short).
+pub const MAX_APPEND_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Bytes `copy_file` asks the kernel to copy per `copy_file_range` call;
+/// the copy checks for cancellation between calls.
+pub const COPY_CHUNK_BYTES: usize = 64 * 1024 * 1024;
+
 /// Edits per `edit_file` call.
 pub const MAX_EDITS: usize = 1024;
 

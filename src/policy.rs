@@ -236,7 +236,7 @@ mod tests {
             " filesystem.read",
             "filesystem.exec",
             "fs.read",
-            "filesystem/read_file",
+            "filesystem/read_files",
         ] {
             let e = p(&[bad], &[]).unwrap_err();
             assert!(

@@ -12,13 +12,16 @@ mod util;
 
 /// Test modules: `tests/suite/<name>.rs`, one per area; add yours here.
 mod suite {
+    mod append_copy;
     mod bounds;
     mod config;
     mod create_directory;
     mod direct;
+    mod dropin;
     mod edge;
     mod edit;
     mod edit_hints;
+    mod eras;
     mod escape;
     mod forged_names;
     mod hostile_edge;

@@ -47,7 +47,7 @@ use tuls::error::Error;
 use tuls::limits::Limits;
 use tuls::tools::{Ctx, Output};
 
-use tuls_fuzz::TOOLS;
+use tuls_fuzz::{CALL_TOOLS, TOOLS};
 
 /// Runs the tool `name`; an unknown name fails as the server refuses it.
 fn dispatch(ctx: &Ctx, name: &str, args: Value) -> Result<Output, Error> {
@@ -291,7 +291,14 @@ fn call(env: &Env, name: &str, args: Value, header: u8) {
         progress: None,
     };
     let args_text = args.to_string();
-    let fail_closed = ["write_file", "edit_file", "move_file"].contains(&name);
+    let fail_closed = [
+        "write_file",
+        "append_file",
+        "edit_file",
+        "move_file",
+        "copy_file",
+    ]
+    .contains(&name);
     let dry_run = name == "edit_file" && args["dryRun"] == json!(true);
     let before = (fail_closed || dry_run).then(|| fx.inside_now());
     let result = dispatch(&ctx, name, args);
@@ -346,10 +353,7 @@ fuzz_target!(|data: &[u8]| {
         let header = seg[0];
         let rest = &seg[1..];
         let tool = usize::from(header & 0x1f) % 16;
-        let (name, args) = if let Some(name) = tool
-            .checked_sub(1)
-            .and_then(|t| TOOLS.get(t).map(|(name, _)| name))
-        {
+        let (name, args) = if let Some(name) = tool.checked_sub(1).and_then(|t| CALL_TOOLS.get(t)) {
             let args = serde_json::from_slice::<Value>(&expand(env, rest))
                 .unwrap_or_else(|_| structured(env, name, rest));
             ((*name).to_owned(), args)

@@ -141,8 +141,16 @@ impl Dest {
             if hops > MAX_SYMLINK_HOPS {
                 return Err(Error::io("open", given, &Errno::LOOP.into()));
             }
-            let link = rustix::fs::readlinkat(&parent, leaf.as_str(), Vec::new())
-                .map_err(|e| Error::io("open", given, &e.into()))?;
+            let link = match rustix::fs::readlinkat(&parent, leaf.as_str(), Vec::new()) {
+                Ok(link) => link,
+                // No longer a link (or gone): replaced since the lstat.
+                Err(Errno::INVAL | Errno::NOENT) => {
+                    return Err(Error::Changed {
+                        path: given.to_owned(),
+                    });
+                }
+                Err(e) => return Err(Error::io("open", given, &e.into())),
+            };
             let link = link.to_str().map_err(|_| Error::InvalidPath {
                 path: given.to_owned(),
                 reason: "its symbolic link leads to a name that is not valid UTF-8",
@@ -592,6 +600,155 @@ fn dangling_or(e: io::Error, given: &str) -> Error {
         }
     } else {
         Error::io("open", given, &e)
+    }
+}
+
+impl Dest {
+    /// Where a new file lands (`copy_file`): the parent opened beneath the
+    /// root and a final name that must not exist in any form (a file, a
+    /// directory, a symbolic link, dangling or not). A path naming a root or
+    /// ending in `.` / `..` names a directory that exists.
+    pub fn locate_new(t: &Target) -> Result<Dest> {
+        let given = t.given.as_str();
+        let exists = || Error::DestinationExists {
+            path: given.to_owned(),
+        };
+        let (parent_rel, leaf) = split(t).map_err(|_| exists())?;
+        let parent = open_parent(&t.root.dir, &parent_rel, given)?;
+        match parent.symlink_metadata(&leaf) {
+            Ok(_) => Err(exists()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Dest {
+                root: t.root.dir.clone(),
+                parent_rel,
+                parent,
+                leaf,
+                existing: None,
+                given: given.to_owned(),
+            }),
+            Err(e) => Err(Error::io("open", given, &e)),
+        }
+    }
+
+    /// Creates the file, which must not exist, with what `fill` writes into
+    /// a fresh temp file in the same directory: the temp file is fsynced and
+    /// then renamed with `RENAME_NOREPLACE` (or linked, where the filesystem
+    /// lacks it), so no reader ever sees a part of the content, and a name
+    /// created meanwhile is never replaced: that is
+    /// [`Error::DestinationExists`], and the temp file is removed.
+    ///
+    /// # Security
+    ///
+    /// As [`Dest::replace`]: single names in the parent handle, checked to
+    /// still be where the root leads before the rename and after it (a file
+    /// put into a directory moved out of the root meanwhile is removed).
+    pub fn create_new(
+        &self,
+        fill: impl FnOnce(&mut cap_std::fs::File) -> Result<()>,
+    ) -> Result<()> {
+        self.check_parent()?;
+        let (tmp, mut f) = self.create_temp()?;
+        let result = (|| {
+            fill(&mut f)?;
+            f.sync_all()
+                .map_err(|e| Error::io("fsync", &self.given, &e))?;
+            self.check_parent()?;
+            let ours = f
+                .metadata()
+                .map_err(|e| Error::io("write", &self.given, &e))?;
+            self.put_new(&tmp, (ours.dev(), ours.ino()))
+        })();
+        drop(f);
+        if result.is_err() {
+            let _ = self.parent.remove_file(&tmp);
+            return result;
+        }
+        if let Err(e) = sync_dir(&self.parent) {
+            tracing::warn!(error = %e, "fsync of the directory after a create failed");
+        }
+        Ok(())
+    }
+
+    /// Gives the temp file its final name, never replacing one.
+    fn put_new(&self, tmp: &str, ours: (u64, u64)) -> Result<()> {
+        let given = self.given.as_str();
+        let exists = || Error::DestinationExists {
+            path: given.to_owned(),
+        };
+        let leaf = self.leaf.as_str();
+        match renameat_with(
+            &self.parent,
+            tmp,
+            &self.parent,
+            leaf,
+            RenameFlags::NOREPLACE,
+        ) {
+            Ok(()) => {}
+            Err(Errno::EXIST) => return Err(exists()),
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+                // No RENAME_NOREPLACE here: a hard link is no-replace by
+                // construction; the temp name goes once the link is made.
+                match rustix::fs::linkat(&self.parent, tmp, &self.parent, leaf, AtFlags::empty()) {
+                    Ok(()) => {}
+                    Err(Errno::EXIST) => return Err(exists()),
+                    Err(e) => return Err(Error::io("rename", given, &e.into())),
+                }
+                let _ = rustix::fs::unlinkat(&self.parent, tmp, AtFlags::empty());
+            }
+            Err(e) => return Err(Error::io("rename", given, &e.into())),
+        }
+        if !still_reached(&self.root, &self.parent_rel, &self.parent) {
+            if let Ok(st) = rustix::fs::statat(&self.parent, leaf, AtFlags::SYMLINK_NOFOLLOW)
+                && crate::fs::sys::dev_ino(&st) == ours
+            {
+                let _ = rustix::fs::unlinkat(&self.parent, leaf, AtFlags::empty());
+            }
+            return Err(Error::DirectoryMoved {
+                path: given.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Opens the located existing file for writing in place (`append_file`):
+    /// never following a link, never blocking, and only the very inode
+    /// [`Dest::locate`] saw; anything else there now (a symbolic link
+    /// swapped in, another file) is [`Error::Changed`]. Returns the file and
+    /// its size now. `None` when no file was there.
+    pub fn open_in_place(&self) -> Result<Option<(OwnedFd, u64)>> {
+        let Some(old) = self.existing else {
+            return Ok(None);
+        };
+        let given = self.given.as_str();
+        self.check_writable()?;
+        self.check_parent()?;
+        let flags =
+            OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let changed = || Error::Changed {
+            path: given.to_owned(),
+        };
+        let fd = match rustix::fs::openat(&self.parent, self.leaf.as_str(), flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT | Errno::LOOP | Errno::NXIO) => return Err(changed()),
+            Err(e) => return Err(Error::io("open", given, &e.into())),
+        };
+        let st = rustix::fs::fstat(&fd).map_err(|e| Error::io("open", given, &e.into()))?;
+        if crate::fs::sys::dev_ino(&st) != (old.dev, old.ino)
+            || FileType::from_raw_mode(st.st_mode) != FileType::RegularFile
+        {
+            return Err(changed());
+        }
+        Ok(Some((fd, u64::try_from(st.st_size).unwrap_or(0))))
+    }
+
+    /// Whether the directory is still where the root leads (after a write
+    /// in place, to undo one that landed in a directory moved out).
+    pub fn still_in_root(&self) -> bool {
+        still_reached(&self.root, &self.parent_rel, &self.parent)
+    }
+
+    /// The path as the client gave it.
+    pub fn given(&self) -> &str {
+        &self.given
     }
 }
 

@@ -5,12 +5,15 @@
 //! opening and reading regular files ([`file`](mod@file)), listing and walking
 //! directories without following symlinks ([`walk`], [`tree`]), the walk
 //! of a content search with its ignore files ([`search`]), the one
-//! writer ([`atomic`]), Landlock ([`sandbox`]), and the platform split
+//! writer ([`atomic`], with appending in [`append`] and copying in
+//! [`copy`]), Landlock ([`sandbox`]), and the platform split
 //! ([`sys`]: Linux and the portable, macOS backend).
 //! May touch: the root `Dir` handles, and nothing by an ambient path after
 //! startup. Knows nothing of MCP or JSON.
 
+pub mod append;
 pub mod atomic;
+pub mod copy;
 pub mod file;
 pub mod roots;
 pub mod sandbox;

@@ -12,15 +12,16 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::era;
 use super::flow::{CallBudget, Flow, Reservation, held_bytes};
 use super::reply;
 use super::roots::ClientRoots;
@@ -83,6 +84,31 @@ fn instructions(scope: &Scope, limits: &Limits, policy: &Policy) -> String {
         (true, false) => s.push_str(" To find text, search_file_contents beats reading files."),
         (false, true) => s.push_str(" To read part of a file, read_text_file with offset and limit (lineNumbers: true numbers the lines) beats reading it whole."),
         (false, false) => {}
+    }
+    // The limits, said once here rather than in each tool's description.
+    let reads = ["read_file", "read_text_file", "read_multiple_files"]
+        .iter()
+        .any(|t| policy.is_enabled(t));
+    if reads {
+        s.push_str(&format!(
+            " A file over {} bytes is read in parts (head, tail, or offset and limit).",
+            limits.max_read_bytes
+        ));
+    }
+    if policy.is_enabled("append_file") {
+        s.push_str(&format!(
+            " One append_file adds at most {} bytes.",
+            crate::limits::MAX_APPEND_BYTES
+        ));
+    }
+    if ["directory_tree", "search_files", "search_file_contents"]
+        .iter()
+        .any(|t| policy.is_enabled(t))
+    {
+        s.push_str(&format!(
+            " A walk stops at {} entries or {} levels and says so.",
+            limits.max_walk_entries, limits.max_walk_depth
+        ));
     }
     s
 }
@@ -295,9 +321,28 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+        let mut r = ListToolsResult::with_all_items(self.inner.tools.clone());
+        if era::is_modern(context.protocol_version().as_ref()) {
+            r.meta = Some(era::with_server_info(r.meta, &self.get_info().server_info));
+            r = r
+                .with_ttl_ms(era::LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Private);
+        }
+        Ok(r)
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        )
+        .with_ttl_ms(era::LIST_TTL_MS)
+        .with_cache_scope(CacheScope::Private))
     }
 
     async fn on_custom_request(
@@ -346,9 +391,12 @@ impl ServerHandler for Server {
             .run(&request.name, args, context.ct.clone(), progress)
             .await
         {
-            Some((r, reservation)) => {
+            Some((mut r, reservation)) => {
                 if let Some(res) = reservation {
                     self.inner.flow.hold(&context.id, res, held_bytes(&r));
+                }
+                if era::is_modern(context.protocol_version().as_ref()) {
+                    r.meta = Some(era::with_server_info(r.meta, &self.get_info().server_info));
                 }
                 Ok(r.into())
             }

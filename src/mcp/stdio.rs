@@ -315,6 +315,7 @@ pub fn serve(
         replies: tx.downgrade(),
         service: to_service,
         started: false,
+        eras: Default::default(),
     };
     // Not joined: at the end of a session it may still be blocked reading
     // stdin, and the process exits under it.
@@ -484,8 +485,10 @@ struct Reader {
     replies: tokio::sync::mpsc::WeakSender<Out>,
     service: tokio::sync::mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
     /// An `initialize` request has gone to rmcp (before it, rmcp takes only
-    /// requests).
+    /// requests: a notification or response ends its session).
     started: bool,
+    /// The connection's protocol eras (see [`super::era`]).
+    eras: super::era::Eras,
 }
 
 impl Reader {
@@ -528,14 +531,16 @@ impl Reader {
                         continue;
                     }
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
-                        Ok(msg) => {
+                        Ok(mut msg) => {
+                            self.eras.adjust(&mut msg);
                             drop(bytes);
                             if !self.started && !matches!(msg, JsonRpcMessage::Request(_)) {
                                 // rmcp ends the session on a notification
-                                // or response before the first request;
-                                // JSON-RPC says to ignore them.
+                                // or response before `initialize` (even
+                                // after inline-era requests); JSON-RPC says
+                                // to ignore them.
                                 tracing::warn!(
-                                    "ignored a notification or response that came before any request"
+                                    "ignored a notification or response that came before initialize"
                                 );
                                 continue;
                             }

@@ -16,7 +16,8 @@ use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, sche
 use crate::error::{Error, Result};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Existing components may be symbolic links to directories inside the allowed directories; a link that leads outside is refused. Only works within allowed directories.";
+pub const DESCRIPTION: &str =
+    "Create a directory, with any missing parents. Succeeds silently if it already exists.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {

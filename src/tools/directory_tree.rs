@@ -16,7 +16,7 @@ use crate::text::fmt::{SafeJsonFormatter, is_control};
 use crate::text::glob::{ExcludeStyle, Excludes};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory/symlink), and 'children' for directories. Files and symlinks have no children array, while directories always have a children array (which may be empty). Symbolic links are never followed. The output is formatted with 2-space indentation for readability. Very large trees are cut at the entry and depth limits, and the cut is noted after the JSON. 'maxDepth' limits the levels descended. A tree longer than the reply limit is cut at a whole entry: the JSON stays valid, and its notice gives the 'offset' (entries counted in pre-order) of the next page; on a later page, directories listed on an earlier one carry \"continued\": true, and a directory whose children go on carries \"more\": true. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Get a recursive tree of files and directories as indented JSON. Each entry has 'name', 'type' (file/directory/symlink) and, for a directory, 'children' (possibly empty). Symbolic links are not followed.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -39,14 +39,14 @@ const NAME: &str = "directory_tree";
 pub struct Params {
     /// The directory at the top of the tree.
     pub path: String,
-    /// Glob patterns of relative paths to leave out (a pattern without `*` matches that name at any depth).
+    /// Globs of relative paths to leave out (one without `*` matches a name at any depth).
     #[serde(default)]
     pub exclude_patterns: Vec<String>,
-    /// Levels to descend: 1 lists only the entries of path (deeper directories show empty children).
+    /// Levels to descend (1: only the entries of path).
     #[serde(default)]
     #[schemars(with = "i64", range(min = 1))]
     pub max_depth: Option<i64>,
-    /// Entries to skip, counted in pre-order (a directory before its children): a reply cut at the reply limit says which offset gives the next ones.
+    /// Entries to skip, in pre-order; a cut reply gives the next offset.
     #[serde(default)]
     #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,

@@ -19,7 +19,7 @@ use crate::text::budget::{ReplyBudget, append_notice, whole_lines};
 use crate::text::{diff, edit};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Make line-based edits to a text file. Each edit replaces exact text with new content: edits apply in order, and each oldText must occur exactly once in the file as it stands after the earlier edits, matching byte for byte (no whitespace, indentation or line-ending normalization: \\n never matches \\r\\n). A missing or ambiguous match fails the whole call and nothing is written. Bytes outside the replaced text, line endings included, are kept as they are; files that are not valid UTF-8 are refused. Returns a git-style diff showing the changes made. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Make line-based edits to a text file. Each edit replaces exact text with new content; each oldText must match exactly once, byte for byte, or nothing is written. Returns a git-style diff of the changes.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -55,7 +55,7 @@ pub struct EditOperation {
 pub struct Params {
     /// The file to edit.
     pub path: String,
-    /// The replacements, applied in order.
+    /// Applied in order.
     pub edits: Vec<EditOperation>,
     /// Preview changes using git-style diff format
     #[serde(default)]

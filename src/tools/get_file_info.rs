@@ -11,7 +11,7 @@ use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, sche
 use crate::error::{Error, Result};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. Times are in UTC. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Get the metadata of a file or directory: size, creation, modification and access times, permissions and type.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {

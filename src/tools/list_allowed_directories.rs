@@ -7,7 +7,7 @@ use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, sche
 use crate::error::Result;
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.";
+pub const DESCRIPTION: &str = "List the directories this server may access (everything beneath them is accessible too). Use it to learn which paths are available before using other tools.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {

@@ -15,7 +15,8 @@ use crate::text::fmt::{list_truncated_line, push_line};
 pub const NARROW: &str = "list a subdirectory";
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. A listing longer than the reply limit is cut at a whole entry; its notice gives the 'offset' of the next entries. Only works within allowed directories.";
+pub const DESCRIPTION: &str =
+    "List the entries of a directory, each marked [FILE], [DIR] or [LINK].";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -38,7 +39,7 @@ const NAME: &str = "list_directory";
 pub struct Params {
     /// The directory to list.
     pub path: String,
-    /// Entries to skip: a reply cut at the reply limit says which offset gives the next ones.
+    /// Entries to skip; a cut reply gives the next offset.
     #[serde(default)]
     #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,

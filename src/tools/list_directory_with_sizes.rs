@@ -15,7 +15,7 @@ use crate::text::budget::append_notice;
 use crate::text::fmt::{list_truncated_line, printable, push_line};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files, directories and symbolic links with [FILE], [DIR] and [LINK] prefixes; symbolic links are never followed and show no size. This tool is useful for understanding directory structure and finding specific files within a directory. A listing longer than the reply limit is cut at a whole entry; its notice gives the 'offset' of the next entries. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "List the entries of a directory with their sizes, each marked [FILE], [DIR] or [LINK], then the totals.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -52,7 +52,7 @@ pub struct Params {
     /// Sort entries by name or size
     #[serde(default)]
     pub sort_by: SortBy,
-    /// Entries to skip (in the sorted order): a reply cut at the reply limit says which offset gives the next ones.
+    /// Entries to skip, in sorted order; a cut reply gives the next offset.
     #[serde(default)]
     #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,

@@ -21,6 +21,8 @@ use crate::limits::Limits;
 pub use crate::memory::Plan;
 pub use crate::progress::Progress;
 
+pub mod append_file;
+pub mod copy_file;
 pub mod create_directory;
 pub mod directory_tree;
 pub mod edit_file;
@@ -29,6 +31,7 @@ pub mod list_allowed_directories;
 pub mod list_directory;
 pub mod list_directory_with_sizes;
 pub mod move_file;
+pub mod read_file;
 pub mod read_media_file;
 pub mod read_multiple_files;
 pub mod read_text_file;
@@ -38,16 +41,19 @@ pub mod write_file;
 
 /// Every tool, in `tools/list` order.
 pub const TOOLS: &[Tool] = &[
+    read_file::TOOL,
     read_text_file::TOOL,
     read_media_file::TOOL,
     read_multiple_files::TOOL,
     write_file::TOOL,
+    append_file::TOOL,
     edit_file::TOOL,
     create_directory::TOOL,
     list_directory::TOOL,
     list_directory_with_sizes::TOOL,
     directory_tree::TOOL,
     move_file::TOOL,
+    copy_file::TOOL,
     search_files::TOOL,
     search_file_contents::TOOL,
     get_file_info::TOOL,
@@ -118,7 +124,8 @@ pub struct Tool {
     pub capability: Capability,
     /// The human title.
     pub title: &'static str,
-    /// The description, as the reference words it (adjusted where tuls differs).
+    /// The description: what a model needs to choose the tool and fill its
+    /// arguments (the limits are said once, in the `instructions`).
     pub description: &'static str,
     /// The annotations.
     pub hints: Hints,
@@ -230,7 +237,93 @@ fn debug_panic_hook(name: &str) {
 
 fn schema<T: JsonSchema + 'static>() -> Value {
     let s = rmcp::handler::server::common::schema_for_type::<T>();
-    Value::Object((*s).clone())
+    let mut v = Value::Object((*s).clone());
+    if let Value::Object(root) = &mut v {
+        // The dialect is MCP's default (2020-12); the type's name and doc
+        // comment say nothing to the model.
+        for key in ["$schema", "title", "description"] {
+            root.remove(key);
+        }
+        inline_defs(root);
+        // As in the reference: the tool's description says what its path
+        // arguments name.
+        if let Some(Value::Object(props)) = root.get_mut("properties") {
+            for name in ["path", "source", "destination"] {
+                if let Some(Value::Object(p)) = props.get_mut(name) {
+                    p.remove("description");
+                }
+            }
+        }
+    }
+    lean(&mut v);
+    v
+}
+
+/// Puts each `$defs` entry in place of the `$ref`s of the properties that
+/// name it (a property's own description wins), and drops `$defs` when
+/// nothing refers to it any more. tuls's `$defs` are small enums used once.
+fn inline_defs(root: &mut serde_json::Map<String, Value>) {
+    let Some(Value::Object(defs)) = root.get("$defs").cloned() else {
+        return;
+    };
+    if let Some(Value::Object(props)) = root.get_mut("properties") {
+        for prop in props.values_mut() {
+            let Value::Object(p) = prop else { continue };
+            let target = p.get("$ref").and_then(Value::as_str).and_then(|r| {
+                r.strip_prefix("#/$defs/")
+                    .and_then(|name| defs.get(name))
+                    .cloned()
+            });
+            if let Some(Value::Object(def)) = target {
+                p.remove("$ref");
+                for (k, v) in def {
+                    p.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+    let refers = root
+        .iter()
+        .any(|(k, v)| k != "$defs" && v.to_string().contains("\"$ref\""));
+    if !refers {
+        root.remove("$defs");
+    }
+}
+
+/// Drops what a schema says that constrains nothing and tells the model
+/// nothing, so every agent does not pay for it in context on every turn:
+/// `"default": null` (an optional argument is optional), `format`
+/// (`int64`, `double`: schemars's Rust types, not JSON Schema's), and the
+/// per-value descriptions of a string enum (written as `enum`). Types,
+/// enums, bounds, `required` and `additionalProperties` stay.
+fn lean(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            if map.get("default").is_some_and(Value::is_null) {
+                map.remove("default");
+            }
+            // A string: a property named `format` would be an object.
+            if map.get("format").is_some_and(Value::is_string) {
+                map.remove("format");
+            }
+            // A string enum written as `oneOf` of described `const`s is
+            // the same constraint as `enum`, in a fraction of the bytes.
+            let consts: Option<Vec<Value>> =
+                map.get("oneOf").and_then(Value::as_array).and_then(|alts| {
+                    alts.iter()
+                        .map(|a| a.get("const").filter(|c| c.is_string()).cloned())
+                        .collect()
+                });
+            if let Some(consts) = consts {
+                map.remove("oneOf");
+                map.insert("type".into(), json!("string"));
+                map.insert("enum".into(), Value::Array(consts));
+            }
+            map.values_mut().for_each(lean);
+        }
+        Value::Array(items) => items.iter_mut().for_each(lean),
+        _ => {}
+    }
 }
 
 fn text_output_schema() -> Value {
@@ -256,13 +349,15 @@ fn media_output_schema() -> Value {
 
 /// The `tools/list` entry of a tool, as JSON.
 pub fn tool_json(tool: &Tool) -> Value {
+    // The title is said once, on the tool; idempotentHint and
+    // destructiveHint mean something only for a tool that writes (as in
+    // the reference, a read tool carries neither).
     let mut annotations = json!({
-        "title": tool.title,
         "readOnlyHint": tool.hints.read_only,
-        "idempotentHint": tool.hints.idempotent,
         "openWorldHint": false,
     });
     if !tool.hints.read_only {
+        annotations["idempotentHint"] = json!(tool.hints.idempotent);
         annotations["destructiveHint"] = json!(tool.hints.destructive);
     }
     let output = match tool.output {

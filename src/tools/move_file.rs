@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::fs::scope::still_reached;
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail and nothing changes. Works across different directories and can be used for simple renaming within the same directory. A symbolic link is moved as a link (its target stays where it is). Moves across filesystems are refused, never copied. Both source and destination must be within allowed directories.";
+pub const DESCRIPTION: &str = "Move or rename a file or directory, within a directory or across directories. Fails if the destination exists.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {

@@ -12,7 +12,7 @@ use crate::fs::file;
 use crate::text::fmt::file_uri;
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Read a file as a base64-encoded content block with its MIME type: image and audio files as image/audio content, any other file as an embedded resource.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {

@@ -10,7 +10,7 @@ use crate::fs::file;
 use crate::text::budget::{ReplyBudget, append_notice, chars, cut_chars, whole_lines};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. A reply longer than the reply limit is cut after a whole file, and its notice says which paths to ask for next. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Read several files in one call, more efficient than one by one when you need to analyze or compare them. Each file's content is returned with its path; a file that cannot be read does not stop the others.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {

@@ -12,7 +12,7 @@ use crate::text::budget::{ReplyBudget, append_notice, chars, cut_chars, whole_li
 use crate::text::lines;
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Read the complete contents of a file from the file system as text. Invalid UTF-8 bytes are shown as U+FFFD. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Use 'offset' (first line, 1-based) and 'limit' (number of lines) to read any range of lines of a file of any size, and 'lineNumbers' to number them as cat -n does. A reply longer than the reply limit is cut at a whole line and ends with a notice giving the offset to continue from. Only works within allowed directories; files above the read limit must be read with head, tail or offset/limit.";
+pub const DESCRIPTION: &str = "Read a file as text, whatever its extension (invalid UTF-8 is shown as U+FFFD). 'head' or 'tail' read only the first or last N lines; 'offset' and 'limit' read any range of lines.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -43,15 +43,15 @@ pub struct Params {
     #[serde(default)]
     #[schemars(with = "f64")]
     pub head: Option<f64>,
-    /// The first line to read, 1-based (not with head or tail). Reads only as far as needed, so any part of a file of any size can be read.
+    /// First line to read, 1-based (not with head or tail).
     #[serde(default)]
     #[schemars(with = "i64", range(min = 1))]
     pub offset: Option<i64>,
-    /// How many lines to read from offset (default: to the end, within the reply limit).
+    /// Lines to read from offset.
     #[serde(default)]
     #[schemars(with = "i64", range(min = 1))]
     pub limit: Option<i64>,
-    /// Prefix each line with its number and a tab, as `cat -n` does.
+    /// Number the lines as `cat -n` does.
     #[serde(default)]
     #[schemars(with = "bool")]
     pub line_numbers: Option<bool>,

@@ -35,7 +35,7 @@ pub use crate::text::matches::OutputMode;
 use crate::text::matches::{Facts, Halted, Hits, Line, Reply, content_room, line_text};
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Search the contents of files for a regular expression (Rust regex syntax: linear time, no backreferences or look-around), like `rg -n`. 'path' is a directory to search under, or one file. Defaults follow ripgrep: files named by .gitignore, .ignore and .git/info/exclude are skipped (noIgnore: true searches them), hidden files and directories and .git/ are skipped (hidden: true searches them), binary files (a NUL byte) are skipped (binary: true searches them as text), and symbolic links are never followed. 'include' limits the search to files matching glob patterns (a pattern without '/' matches the file name at any depth, e.g. '*.rs'); 'excludePatterns' skips files and directories. Output modes: 'content' (default) prints 'path:line:text' for each matching line and 'path-line-text' for context lines, with '--' between groups; 'files' prints the paths of files with a match; 'count' prints 'path:count' (matching lines per file). Results are sorted by path and bounded; a cut result says so and how to narrow the search. Prefer this to reading whole files. Only searches within allowed directories.";
+pub const DESCRIPTION: &str = "Search file contents for a regular expression (Rust regex syntax), like `rg -n`; prefer it to reading whole files. 'path' is a directory or one file. As ripgrep does, skips ignored, hidden and binary files unless asked, and never follows symbolic links. 'content' prints 'path:line:text' (context lines 'path-line-text', groups split by '--'); 'files' lists matching files; 'count' prints 'path:count'. Sorted by path.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -100,39 +100,35 @@ const SLICE_FILE_BYTES: usize = 1 << 20;
 pub struct Params {
     /// The directory to search under, or one file.
     pub path: String,
-    /// A regular expression (Rust `regex` syntax), matched against each line.
+    /// Matched against each line.
     pub pattern: String,
-    /// Match `pattern` as a literal string, not a regular expression.
+    /// Match pattern as a literal string.
     #[serde(default)]
     pub literal: bool,
-    /// Match without regard to case.
+    /// Ignore case.
     #[serde(default)]
     pub case_insensitive: bool,
-    /// Only search files whose path relative to `path` matches one of these
-    /// globs (a glob without '/' matches the file name at any depth).
+    /// Globs of files to search (one without '/' matches a name at any depth).
     #[serde(default)]
     pub include: Vec<String>,
-    /// Skip files and directories whose path relative to `path` matches one
-    /// of these globs (a glob without '/' matches a name at any depth).
+    /// Globs of files and directories to skip.
     #[serde(default)]
     pub exclude_patterns: Vec<String>,
-    /// Lines of context before and after each match (0 to 10; default 0).
+    /// Context lines around each match (at most 10).
     #[serde(default)]
     pub context_lines: u64,
-    /// The most matching lines ('content') or files ('files', 'count') to
-    /// return (1 to 5000; default 200).
+    /// Lines ('content') or files to return (default 200, at most 5000).
     pub max_results: Option<u64>,
-    /// 'content' (default), 'files' or 'count'.
+    /// Default 'content'.
     #[serde(default)]
     pub output_mode: OutputMode,
-    /// Search files that .gitignore, .ignore or .git/info/exclude name.
+    /// Search files that .gitignore or .ignore name.
     #[serde(default)]
     pub no_ignore: bool,
-    /// Search hidden files and directories (names starting with '.'); with
-    /// noIgnore also .git/.
+    /// Search hidden files (with noIgnore, .git/ too).
     #[serde(default)]
     pub hidden: bool,
-    /// Search binary files (with a NUL byte) as text.
+    /// Search binary files as text.
     #[serde(default)]
     pub binary: bool,
 }

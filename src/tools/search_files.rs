@@ -17,7 +17,7 @@ use crate::text::glob::{ExcludeStyle, Excludes, Pattern};
 const NARROW: &str = "a deeper path, a narrower pattern, or excludePatterns";
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the 'path' argument. Use pattern like '*.ext' to match files in that directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Symbolic links are matched by name but never descended into. Great for finding files when you don't know their exact location. A result longer than the reply limit is cut at a whole match; its notice gives the 'offset' of the next matches. Only searches within allowed directories.";
+pub const DESCRIPTION: &str = "Recursively find files and directories whose path relative to 'path' matches a glob: '*.ext' matches in 'path' itself, '**/*.ext' at any depth. Returns full paths.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -42,10 +42,10 @@ pub struct Params {
     pub path: String,
     /// Glob pattern matched against paths relative to `path`.
     pub pattern: String,
-    /// Glob patterns of relative paths to skip (and not descend into).
+    /// Globs of relative paths to skip (and not descend into).
     #[serde(default)]
     pub exclude_patterns: Vec<String>,
-    /// Matches to skip (in the order they are listed): a reply cut at the reply limit says which offset gives the next ones.
+    /// Matches to skip; a cut reply gives the next offset.
     #[serde(default)]
     #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::fs::atomic;
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. The content is written verbatim as UTF-8 to a temporary file in the same directory and renamed into place, so the file holds either the old or the new content, never a mix; the file's permission bits are kept. The parent directory must exist. A symbolic link is followed to its target inside the allowed directories (the link stays a link). Read-only files (no write permission bits) are refused. Only works within allowed directories.";
+pub const DESCRIPTION: &str = "Create a new file or completely overwrite an existing file with new content. Use with caution: it overwrites without warning. The file is replaced atomically and keeps its permissions.";
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {

@@ -7,24 +7,28 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::util::{
-    CliOutput, READ_TOOLS, Server, TestEnv, default_timeout, require_or_skip, run_cli, wait_until,
+    ALL_TOOLS, CliOutput, READ_TOOLS, Server, TestEnv, default_timeout, require_or_skip, run_cli,
+    wait_until,
 };
 
 /// Every valid selector, in the order the error lists them.
-const VALID: [&str; 17] = [
+const VALID: [&str; 20] = [
     "filesystem",
     "filesystem.read",
     "filesystem.write",
+    "filesystem/read_file",
     "filesystem/read_text_file",
     "filesystem/read_media_file",
     "filesystem/read_multiple_files",
     "filesystem/write_file",
+    "filesystem/append_file",
     "filesystem/edit_file",
     "filesystem/create_directory",
     "filesystem/list_directory",
     "filesystem/list_directory_with_sizes",
     "filesystem/directory_tree",
     "filesystem/move_file",
+    "filesystem/copy_file",
     "filesystem/search_files",
     "filesystem/search_file_contents",
     "filesystem/get_file_info",
@@ -93,7 +97,7 @@ fn every_kind_of_bad_selector_stops_startup_with_status_2_and_the_valid_list() {
         ("filesystem.READ_X", "unknown capability 'READ_X'"),
         ("filesystem.*", "'filesystem' selects every tool"),
         ("filesystem/nope", "unknown tool 'nope'"),
-        ("filesystem/read_file", "unknown tool 'read_file'"),
+        ("filesystem/read_files", "unknown tool 'read_files'"),
         ("filesystem/move_file/", "unknown tool 'move_file/'"),
         ("filesystem//move_file", "unknown tool '/move_file'"),
         ("filesystem/", "no tool name"),
@@ -283,7 +287,7 @@ fn print_config_prints_the_effective_configuration_as_json_and_exits_0() {
         "3",
     ]);
     let tools = strings(&implementation["enabledTools"]);
-    assert_eq!(tools.len(), 13, "{tools:?}");
+    assert_eq!(tools.len(), ALL_TOOLS.len() - 1, "{tools:?}");
     assert!(!tools.iter().any(|t| t == "move_file"), "{tools:?}");
     assert!(tools.iter().any(|t| t == "write_file"), "{tools:?}");
     assert_eq!(implementation["clientRoots"], false);
@@ -291,7 +295,7 @@ fn print_config_prints_the_effective_configuration_as_json_and_exits_0() {
     assert_eq!(implementation["limits"]["rootsWaitSecs"], 3);
 
     let everything = print_config(&args![env.root()]);
-    assert_eq!(strings(&everything["enabledTools"]).len(), 14);
+    assert_eq!(strings(&everything["enabledTools"]), ALL_TOOLS);
 
     // The Landlock status reflects whether write tools are enabled (when
     // Landlock is active at all) and --no-landlock.
@@ -350,13 +354,8 @@ fn startup_prints_the_roots_tools_and_landlock_lines_on_stderr() {
     let server = Server::start(&args![env.root()]);
     assert!(
         wait_until(default_timeout(), || {
-            server.stderr().lines().any(|l| l
-            .starts_with(
-                "tuls: tools: read_text_file, read_media_file, read_multiple_files, write_file,"
-            )
-            && l.ends_with(
-                "move_file, search_files, search_file_contents, get_file_info, list_allowed_directories"
-            ))
+            let all = format!("tuls: tools: {}", ALL_TOOLS.join(", "));
+            server.stderr().lines().any(|l| l == all)
         }),
         "{}",
         server.stderr()

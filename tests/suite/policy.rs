@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::util::{CallError, READ_TOOLS, RpcError, Server, TestEnv, WRITE_TOOLS};
+use crate::util::{ALL_TOOLS, CallError, READ_TOOLS, RpcError, Server, TestEnv, WRITE_TOOLS};
 
 /// A fixture with one file and one directory in the root.
 fn env() -> TestEnv {
@@ -27,6 +27,11 @@ fn write_args(env: &TestEnv, tool: &str) -> Value {
         "move_file" => json!({
             "source": env.path_str("a.txt"),
             "destination": env.path_str("d/moved.txt"),
+        }),
+        "append_file" => json!({"path": env.path_str("a.txt"), "content": "pwned\n"}),
+        "copy_file" => json!({
+            "source": env.path_str("a.txt"),
+            "destination": env.path_str("d/copied.txt"),
         }),
         other => panic!("not a write tool: {other}"),
     }
@@ -60,7 +65,7 @@ fn assert_refused_like_unknown(server: &Server, tool: &str, args: Value) {
 }
 
 #[test]
-fn review_only_lists_nine_read_tools_and_refuses_every_write_without_side_effects() {
+fn review_only_lists_the_read_tools_and_refuses_every_write_without_side_effects() {
     let env = env();
     let server = Server::start(&args![env.root(), "--allow", "filesystem.read"]);
 
@@ -88,7 +93,7 @@ fn review_only_lists_nine_read_tools_and_refuses_every_write_without_side_effect
 }
 
 #[test]
-fn implementation_without_moves_lists_twelve_tools_and_refuses_move_file() {
+fn implementation_without_moves_lists_all_but_move_file_and_refuses_it() {
     let env = env();
     let server = Server::start(&args![
         env.root(),
@@ -101,10 +106,10 @@ fn implementation_without_moves_lists_twelve_tools_and_refuses_move_file() {
     ]);
 
     let listed = server.tool_names();
-    assert_eq!(listed.len(), 13, "{listed:?}");
+    assert_eq!(listed.len(), ALL_TOOLS.len() - 1, "{listed:?}");
     assert!(!listed.iter().any(|t| t == "move_file"), "{listed:?}");
     let mut expected: Vec<&str> = READ_TOOLS.to_vec();
-    expected.extend(["write_file", "edit_file", "create_directory"]);
+    expected.extend(WRITE_TOOLS.iter().filter(|t| **t != "move_file"));
     assert_eq!(sorted(listed), names(&expected));
 
     let before = env.snapshot("");
@@ -123,7 +128,7 @@ fn implementation_without_moves_lists_twelve_tools_and_refuses_move_file() {
 
     // The enabled write tools are dispatched: whatever they answer, it is a
     // tool result, never the "not found" refusal.
-    for tool in ["write_file", "edit_file", "create_directory"] {
+    for tool in WRITE_TOOLS.iter().filter(|t| **t != "move_file") {
         match server.try_call(tool, write_args(&env, tool)) {
             Ok(_) => {}
             Err(CallError::Rpc(e)) => assert!(
@@ -192,7 +197,7 @@ fn deny_beats_allow_whatever_the_order() {
 }
 
 #[test]
-fn allow_filesystem_and_no_allow_enable_all_fourteen_tools() {
+fn allow_filesystem_and_no_allow_enable_every_tool() {
     let env = env();
     let everything = {
         let mut v: Vec<&str> = READ_TOOLS.to_vec();
@@ -220,7 +225,7 @@ fn deny_of_a_single_tool_removes_only_that_tool() {
     let env = env();
     let server = Server::start(&args![env.root(), "--deny", "filesystem/write_file"]);
     let listed = server.tool_names();
-    assert_eq!(listed.len(), 13, "{listed:?}");
+    assert_eq!(listed.len(), ALL_TOOLS.len() - 1, "{listed:?}");
     assert!(!listed.iter().any(|t| t == "write_file"));
     let before = env.snapshot("");
     assert_refused_like_unknown(&server, "write_file", write_args(&env, "write_file"));
@@ -232,7 +237,7 @@ fn deny_of_a_single_tool_removes_only_that_tool() {
         "--deny",
         "filesystem/list_allowed_directories"
     ]);
-    assert_eq!(server.tool_names().len(), 13);
+    assert_eq!(server.tool_names().len(), ALL_TOOLS.len() - 1);
     assert_refused_like_unknown(&server, "list_allowed_directories", json!({}));
 }
 

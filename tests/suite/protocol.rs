@@ -1,4 +1,4 @@
-//! MCP-level behaviour over stdio: `tools/list` (14 tools, annotations,
+//! MCP-level behaviour over stdio: `tools/list` (17 tools, annotations,
 //! strict input schemas, output schemas), `structuredContent` mirroring the
 //! text, unknown fields refused without effect, unknown or disabled tools as
 //! JSON-RPC -32602, concurrent calls, the two protocol versions, and stdout
@@ -57,8 +57,11 @@ fn assert_closed_objects(tool: &str, at: &str, schema: &Value) {
     }
 }
 
+/// (title, readOnlyHint, idempotentHint, destructiveHint) of one tool.
+type Expected = (&'static str, bool, Option<bool>, Option<bool>);
+
 #[test]
-fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
+fn tools_list_has_seventeen_tools_with_annotations_and_strict_schemas() {
     let env = TestEnv::new();
     let mut raw = raw_session(&env, &[]);
     let tools = tools_list(&mut raw);
@@ -66,36 +69,42 @@ fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
     assert_eq!(names, ALL_TOOLS, "tools/list names and order");
 
     // (title, readOnly, idempotent, destructive) as in reference-server.md
-    // §2.2, with idempotentHint set on the read tools (upstream #3402).
-    let expected: BTreeMap<&str, (&str, bool, bool, Option<bool>)> = [
-        ("read_text_file", ("Read Text File", true, true, None)),
-        ("read_media_file", ("Read Media File", true, true, None)),
+    // §2.2: a read tool carries neither idempotentHint nor destructiveHint.
+    let expected: BTreeMap<&str, Expected> = [
+        ("read_file", ("Read File (Deprecated)", true, None, None)),
+        ("read_text_file", ("Read Text File", true, None, None)),
+        ("read_media_file", ("Read Media File", true, None, None)),
         (
             "read_multiple_files",
-            ("Read Multiple Files", true, true, None),
+            ("Read Multiple Files", true, None, None),
         ),
-        ("write_file", ("Write File", false, true, Some(true))),
-        ("edit_file", ("Edit File", false, false, Some(true))),
+        ("write_file", ("Write File", false, Some(true), Some(true))),
+        (
+            "append_file",
+            ("Append File", false, Some(false), Some(false)),
+        ),
+        ("edit_file", ("Edit File", false, Some(false), Some(true))),
         (
             "create_directory",
-            ("Create Directory", false, true, Some(false)),
+            ("Create Directory", false, Some(true), Some(false)),
         ),
-        ("list_directory", ("List Directory", true, true, None)),
+        ("list_directory", ("List Directory", true, None, None)),
         (
             "list_directory_with_sizes",
-            ("List Directory with Sizes", true, true, None),
+            ("List Directory with Sizes", true, None, None),
         ),
-        ("directory_tree", ("Directory Tree", true, true, None)),
-        ("move_file", ("Move File", false, false, Some(true))),
-        ("search_files", ("Search Files", true, true, None)),
+        ("directory_tree", ("Directory Tree", true, None, None)),
+        ("move_file", ("Move File", false, Some(false), Some(true))),
+        ("copy_file", ("Copy File", false, Some(false), Some(false))),
+        ("search_files", ("Search Files", true, None, None)),
         (
             "search_file_contents",
-            ("Search File Contents", true, true, None),
+            ("Search File Contents", true, None, None),
         ),
-        ("get_file_info", ("Get File Info", true, true, None)),
+        ("get_file_info", ("Get File Info", true, None, None)),
         (
             "list_allowed_directories",
-            ("List Allowed Directories", true, true, None),
+            ("List Allowed Directories", true, None, None),
         ),
     ]
     .into_iter()
@@ -106,32 +115,35 @@ fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
         let (title, read_only, idempotent, destructive) = expected[name];
         let ann = &tool["annotations"];
         assert_eq!(tool["title"], json!(title), "{name}: title");
-        assert_eq!(ann["title"], json!(title), "{name}: annotations.title");
+        assert!(ann.get("title").is_none(), "{name}: the title is said once");
         assert_eq!(
             ann["readOnlyHint"],
             json!(read_only),
             "{name}: readOnlyHint"
         );
         assert_eq!(
-            ann["idempotentHint"],
-            json!(idempotent),
+            ann.get("idempotentHint"),
+            idempotent.map(|b| json!(b)).as_ref(),
             "{name}: idempotentHint"
         );
+        assert_eq!(
+            ann.get("destructiveHint"),
+            destructive.map(|b| json!(b)).as_ref(),
+            "{name}: destructiveHint"
+        );
         assert_eq!(ann["openWorldHint"], json!(false), "{name}: openWorldHint");
-        match destructive {
-            Some(d) => assert_eq!(ann["destructiveHint"], json!(d), "{name}: destructiveHint"),
-            None => assert!(
-                ann.get("destructiveHint")
-                    .is_none_or(|d| d == &json!(false)),
-                "{name}: a read tool is not destructive: {ann}"
-            ),
-        }
         assert!(
-            tool["description"].as_str().is_some_and(|d| d.len() > 20),
+            tool["description"].as_str().is_some_and(|d| d.len() > 60),
             "{name}: description"
         );
 
         let input = &tool["inputSchema"];
+        // Self-contained and lean: no references a client must resolve, no
+        // schemars noise (see tools::schema).
+        let text = input.to_string();
+        for noise in ["$ref", "$defs", "$schema", "\"format\"", "\"default\":null"] {
+            assert!(!text.contains(noise), "{name}: {noise} in {text}");
+        }
         assert_eq!(input["type"], json!("object"), "{name}: inputSchema type");
         assert_eq!(
             input["additionalProperties"],
@@ -180,6 +192,22 @@ fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
         tool["inputSchema"]["required"].clone()
     };
     assert_eq!(required("read_text_file"), json!(["path"]));
+    // Enums stay enums.
+    let prop = |tool: &str, p: &str| -> Value {
+        tools
+            .iter()
+            .find(|t| t["name"] == json!(tool))
+            .expect("tool")["inputSchema"]["properties"][p]
+            .clone()
+    };
+    assert_eq!(
+        prop("list_directory_with_sizes", "sortBy")["enum"],
+        json!(["name", "size"])
+    );
+    assert_eq!(
+        prop("search_file_contents", "outputMode")["enum"],
+        json!(["content", "files", "count"])
+    );
     assert_eq!(required("read_multiple_files"), json!(["paths"]));
     let search = required("search_files");
     assert!(
@@ -197,6 +225,68 @@ fn tools_list_has_fourteen_tools_with_annotations_and_strict_schemas() {
             .is_none_or(|p| p.is_empty()),
         "list_allowed_directories takes no parameters: {}",
         lad["inputSchema"]
+    );
+}
+
+/// The reference's 14 tools (2026.8.31), whose `tools/list` tuls's must not
+/// outgrow.
+const REFERENCE_TOOLS: [&str; 14] = [
+    "read_file",
+    "read_text_file",
+    "read_media_file",
+    "read_multiple_files",
+    "write_file",
+    "edit_file",
+    "create_directory",
+    "list_directory",
+    "list_directory_with_sizes",
+    "directory_tree",
+    "move_file",
+    "search_files",
+    "get_file_info",
+    "list_allowed_directories",
+];
+
+/// Bytes of the `result` of reference 2026.8.31's `tools/list` (14 tools),
+/// as compact JSON.
+const REFERENCE_14_BYTES: usize = 12_983;
+
+/// The same for upstream's 16 tools, which no published version lists yet:
+/// the 14, plus `append_file` the size of its `write_file` entry (793) and
+/// `copy_file` the size of its `move_file` entry (901).
+const REFERENCE_16_BYTES: usize = REFERENCE_14_BYTES + 793 + 901;
+
+/// Every agent pays for `tools/list` in context on every turn: tuls's is no
+/// larger than the reference's for the same tools, and all of it no larger
+/// than 1.1 times the reference's 16. A description that creeps fails here.
+#[test]
+fn tools_list_is_no_larger_than_the_references() {
+    let env = TestEnv::new();
+    let mut raw = raw_session(&env, &[]);
+    let tools = tools_list(&mut raw);
+    let bytes = |tools: &[Value]| {
+        serde_json::to_vec(&json!({ "tools": tools }))
+            .expect("json")
+            .len()
+    };
+    let same: Vec<Value> = tools
+        .iter()
+        .filter(|t| REFERENCE_TOOLS.iter().any(|n| t["name"] == json!(n)))
+        .cloned()
+        .collect();
+    assert_eq!(same.len(), REFERENCE_TOOLS.len());
+    let (same, all) = (bytes(&same), bytes(&tools));
+    eprintln!(
+        "tools/list: {same} B for the reference's 14 tools, {all} B for all {}",
+        tools.len()
+    );
+    assert!(
+        same <= REFERENCE_14_BYTES,
+        "the reference's 14 tools take {same} B, over the reference's {REFERENCE_14_BYTES} B"
+    );
+    assert!(
+        all * 10 <= REFERENCE_16_BYTES * 11,
+        "all tools take {all} B, over 1.1 x the reference's 16 ({REFERENCE_16_BYTES} B)"
     );
 }
 
@@ -333,7 +423,7 @@ fn unknown_and_disabled_tools_are_jsonrpc_errors() {
     let env = TestEnv::new();
     env.write("a.txt", "alpha\n");
     let server = Server::start(&args![env.root()]);
-    for name in ["no_such_tool", "read_file", "READ_TEXT_FILE", ""] {
+    for name in ["no_such_tool", "read_files", "READ_TEXT_FILE", ""] {
         let err = server.call_expect_rpc_error(name, json!({"path": "a.txt"}));
         assert_eq!(err.code, -32602, "{name}");
         assert_eq!(err.message, format!("Tool {name} not found"));
@@ -480,7 +570,7 @@ fn initialize_with_both_protocol_versions() {
         assert_eq!(result["protocolVersion"], json!(version), "{result}");
         assert_eq!(result["serverInfo"]["name"], json!("tuls"), "{result}");
         assert!(result["capabilities"]["tools"].is_object(), "{result}");
-        assert_eq!(tools_list(&mut raw).len(), 14);
+        assert_eq!(tools_list(&mut raw).len(), 17);
         let resp = raw.call_tool("read_text_file", json!({"path": "a.txt"}));
         assert_eq!(raw_reply(&resp).text, "alpha\n");
         // Unknown methods get a JSON-RPC error, and the session goes on.

@@ -446,6 +446,19 @@ fn initialize_carries_instructions() {
         text.contains("read_text_file with offset and limit"),
         "{text}"
     );
+    // The limits are said here, once, not in each tool's description.
+    assert!(
+        text.contains("over 33554432 bytes is read in parts"),
+        "{text}"
+    );
+    assert!(
+        text.contains("append_file adds at most 33554432 bytes"),
+        "{text}"
+    );
+    assert!(
+        text.contains("stops at 1000000 entries or 128 levels"),
+        "{text}"
+    );
     assert!(text.chars().count() < 1000, "{text}");
     // With the budget off it says nothing of it; a read-less policy says
     // nothing of line ranges.

@@ -134,25 +134,29 @@ pub use self::snapshot::*;
 
 /// Every tool, in `tools/list` order: written out here, independently of the
 /// server's own table, so the tests check it rather than echo it.
-pub const ALL_TOOLS: [&str; 14] = [
+pub const ALL_TOOLS: [&str; 17] = [
+    "read_file",
     "read_text_file",
     "read_media_file",
     "read_multiple_files",
     "write_file",
+    "append_file",
     "edit_file",
     "create_directory",
     "list_directory",
     "list_directory_with_sizes",
     "directory_tree",
     "move_file",
+    "copy_file",
     "search_files",
     "search_file_contents",
     "get_file_info",
     "list_allowed_directories",
 ];
 
-/// The ten `filesystem.read` tools, in `tools/list` order.
-pub const READ_TOOLS: [&str; 10] = [
+/// The eleven `filesystem.read` tools, in `tools/list` order.
+pub const READ_TOOLS: [&str; 11] = [
+    "read_file",
     "read_text_file",
     "read_media_file",
     "read_multiple_files",
@@ -165,5 +169,12 @@ pub const READ_TOOLS: [&str; 10] = [
     "list_allowed_directories",
 ];
 
-/// The four `filesystem.write` tools, in `tools/list` order.
-pub const WRITE_TOOLS: [&str; 4] = ["write_file", "edit_file", "create_directory", "move_file"];
+/// The six `filesystem.write` tools, in `tools/list` order.
+pub const WRITE_TOOLS: [&str; 6] = [
+    "write_file",
+    "append_file",
+    "edit_file",
+    "create_directory",
+    "move_file",
+    "copy_file",
+];

@@ -1,0 +1,41 @@
+//! `append_file`: add content at the end of a file, keeping the file
+//! itself. Touches: scope, append.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use crate::error::Result;
+use crate::fs::append;
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Write,
+    title: "Append File",
+    description: "Append content to the end of a file, exactly as given (no newline is added); creates the file if it does not exist. The file keeps its permissions and identity.",
+    hints: Hints::write(false, false),
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    plan: Plan::small,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "append_file";
+
+/// Arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Params {
+    /// The file to append to.
+    pub path: String,
+    /// The content to add at the end.
+    pub content: String,
+}
+
+/// Appends through the core.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let t = ctx.scope.resolve(&p.path)?;
+    append::append(&t, p.content.as_bytes())?;
+    Ok(Output::Text(format!("Successfully appended to {}", p.path)))
+}

@@ -1,0 +1,45 @@
+//! `copy_file`: copy one regular file to a new name, never overwriting.
+//! Touches: scope, copy.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+
+use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use crate::error::Result;
+use crate::fs::copy;
+
+/// The tool's entry in [`super::TOOLS`].
+pub const TOOL: Tool = Tool {
+    name: NAME,
+    capability: Capability::Write,
+    title: "Copy File",
+    description: "Copy a file to a new path, keeping its permissions and modification time. Fails if the destination exists; directories and special files cannot be copied.",
+    hints: Hints::write(false, false),
+    input: schema::<Params>,
+    output: OutputKind::Text,
+    plan: Plan::small,
+    run: |ctx, args| run(ctx, params(NAME, args)?),
+};
+
+const NAME: &str = "copy_file";
+
+/// Arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Params {
+    /// The file to copy.
+    pub source: String,
+    /// The new file's path, which must not exist yet.
+    pub destination: String,
+}
+
+/// Copies through the core.
+pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+    let s = ctx.scope.resolve(&p.source)?;
+    let d = ctx.scope.resolve(&p.destination)?;
+    copy::copy(&s, &d, &ctx.cancel)?;
+    Ok(Output::Text(format!(
+        "Successfully copied {} to {}",
+        p.source, p.destination
+    )))
+}
