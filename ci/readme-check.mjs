@@ -80,7 +80,7 @@ for (const written of commands) {
   }
   if (written.includes("--method tools/list")) {
     const names = (reply.tools ?? []).map((t) => t.name);
-    check(`${written}: 14 tools`, names.length === 14 && names.includes("search_file_contents"), names.join(","));
+    check(`${written}: 17 tools`, names.length === 17 && names.includes("search_file_contents"), names.join(","));
   } else if (written.includes("--tool-name read_text_file")) {
     check(`${written}: reads the file`, reply.isError === false && reply.content?.[0]?.text === content, JSON.stringify(reply));
   } else {

@@ -79,7 +79,7 @@ def main() -> int:
 
         tools = call(2, "tools/list", {}).get("result", {}).get("tools", [])
         names = {t["name"] for t in tools}
-        check("tools/list", {"read_text_file", "write_file"} <= names and len(tools) == 14, sorted(names))
+        check("tools/list", {"read_text_file", "write_file"} <= names and len(tools) == 17, sorted(names))
 
         path = a.root.rstrip("/") + "/hello.txt"
         read = call(3, "tools/call", {"name": "read_text_file", "arguments": {"path": path}}).get("result", {})

@@ -36,7 +36,7 @@ async def session(cmd: list[str], root: str) -> None:
 
             tools = (await s.list_tools()).tools
             names = sorted(t.name for t in tools)
-            check("tools/list has 14 tools", len(tools) == 14 and "search_file_contents" in names, names)
+            check("tools/list has 17 tools", len(tools) == 17 and "search_file_contents" in names, names)
             check("every tool has an outputSchema", all(t.output_schema for t in tools), names)
 
             # The SDK validates structuredContent against the tool's outputSchema.

@@ -37,7 +37,7 @@ check("initialize", client.getServerVersion()?.name === "tuls", JSON.stringify(c
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name);
-check("tools/list has 14 tools", names.length === 14, names.join(","));
+check("tools/list has 17 tools", names.length === 17, names.join(","));
 check("every tool has an outputSchema", tools.every((t) => t.outputSchema), "");
 
 // The SDK validates structuredContent against the cached outputSchema and
