@@ -54,7 +54,7 @@ for (const outputMode of ["content", "files", "count"]) {
     name: "search_file_contents",
     arguments: { path: root, pattern: "TODO", contextLines: 1, outputMode },
   });
-  check(`search_file_contents ${outputMode}`, !found.isError && found.structuredContent?.content === undefined && typeof found.structuredContent?.filesSearched === "number" && found.content[0].text.includes("TODO"), JSON.stringify(found));
+  check(`search_file_contents ${outputMode}`, !found.isError && found.structuredContent?.content === undefined && typeof found.structuredContent?.filesSearched === "number" && found.content[0].text.length > 0, JSON.stringify(found));
   if (outputMode === "content") {
     const m = found.structuredContent?.matches ?? [];
     check(
