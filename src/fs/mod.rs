@@ -11,6 +11,7 @@
 //! startup. Knows nothing of MCP or JSON.
 
 pub mod atomic;
+pub mod canon;
 pub mod file;
 pub mod roots;
 pub mod sandbox;

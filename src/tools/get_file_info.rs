@@ -8,7 +8,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Tool, params, schema};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. Times are in UTC. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.";
@@ -50,11 +50,7 @@ pub fn js_date(t: std::io::Result<SystemTime>) -> String {
 /// Stats the path.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
-    let md = t
-        .root
-        .dir
-        .metadata(t.rel())
-        .map_err(|e| Error::io("stat", &p.path, &e))?;
+    let md = t.metadata("stat")?;
     let text = format!(
         "size: {}\ncreated: {}\nmodified: {}\naccessed: {}\nisDirectory: {}\nisFile: {}\npermissions: {:03o}",
         md.len(),
