@@ -113,7 +113,10 @@ fn path_rules(
     shown.extend(rules.iter().map(describe));
     for root in opened.iter_mut() {
         let mut mine = rules.clone();
-        let real = root.resolved.clone().unwrap_or_else(|| root.display.clone());
+        let real = root
+            .resolved
+            .clone()
+            .unwrap_or_else(|| root.display.clone());
         for (i, (given, dir)) in dirs.iter().enumerate() {
             let rel = if let Some(rest) = beneath(dir, &real) {
                 rest

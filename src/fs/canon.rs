@@ -214,7 +214,9 @@ pub fn walk(
                         out.held = None;
                         out.local = local;
                         out.parent_end = Some(end_before);
-                        let errno = e.raw_os_error().map_or(Errno::NOENT, Errno::from_raw_os_error);
+                        let errno = e
+                            .raw_os_error()
+                            .map_or(Errno::NOENT, Errno::from_raw_os_error);
                         return void(out, errno);
                     }
                 }
@@ -325,23 +327,23 @@ pub fn create_dirs(t: &Target) -> Result<()> {
             path: given.to_owned(),
         });
     }
-    // The directories made or entered, to climb back for a `..`, and the
-    // canonical path of the last one, which each new name is matched under.
-    let mut made: Vec<Dir> = Vec::new();
+    // Every directory to be made is matched first, so a refusal makes
+    // nothing: `a/new/.git/../x` would make `a/new/.git`.
     let mut path = t
         .root
         .rule_path(w.local.get(..w.parent_end.unwrap_or(0)).unwrap_or_default());
+    let mut depth = 0usize;
     for name in &w.rel {
         match name.as_str() {
             "" | "." => continue,
             ".." => {
-                if made.pop().is_none() {
-                    return Err(Error::io("mkdir", given, &Errno::NOENT.into()));
-                }
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| Error::io("mkdir", given, &Errno::NOENT.into()))?;
                 path.truncate(path.rfind('/').unwrap_or(0));
                 continue;
             }
-            _ => {}
+            _ => depth += 1,
         }
         if !path.is_empty() {
             path.push('/');
@@ -355,6 +357,18 @@ pub fn create_dirs(t: &Target) -> Result<()> {
                     path: given.to_owned(),
                 });
             }
+        }
+    }
+    // The directories made or entered, to climb back for a `..`.
+    let mut made: Vec<Dir> = Vec::new();
+    for name in &w.rel {
+        match name.as_str() {
+            "" | "." => continue,
+            ".." => {
+                made.pop();
+                continue;
+            }
+            _ => {}
         }
         let at: &Dir = made.last().unwrap_or(&w.base);
         match at.create_dir(name) {

@@ -44,7 +44,21 @@ pub fn kind_name(ft: FileType) -> &'static str {
 /// file. Returns the file and its size.
 pub fn open_regular(t: &Target) -> Result<(File, u64)> {
     let dir = t.dir().map_err(|e| Error::io("open", &t.given, &e))?;
-    open_regular_at(dir, &t.rel(), &t.given, t.walked().is_some())
+    // A walked target's final name: no trailing slash, which would make
+    // the kernel follow a link swapped in since the walk.
+    let rel = match t.walked() {
+        Some(w) if t.trailing_slash && w.held.is_none() => {
+            let errno = if w.missing {
+                rustix::io::Errno::NOENT
+            } else {
+                rustix::io::Errno::NOTDIR
+            };
+            return Err(Error::io("open", &t.given, &errno.into()));
+        }
+        Some(_) => t.rel().trim_end_matches('/').to_owned(),
+        None => t.rel(),
+    };
+    open_regular_at(dir, &rel, &t.given, t.walked().is_some())
 }
 
 /// [`open_regular`] of the final name `rel` beneath `dir`, for the writer,

@@ -21,6 +21,7 @@
 
 use std::sync::{Arc, RwLock};
 
+use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 
 use crate::error::{Error, Result};
@@ -97,13 +98,34 @@ impl Target {
     /// `open`).
     pub fn open_dir(&self, op: &'static str) -> Result<Dir> {
         let io = |e: std::io::Error| Error::io(op, &self.given, &e);
-        if let Some(w) = &self.walked
-            && w.void.is_none()
-            && let Some(held) = &w.held
-        {
+        let Some(w) = &self.walked else {
+            return self.root.dir.open_dir(self.rel()).map_err(io);
+        };
+        let base = self.dir().map_err(io)?;
+        if let Some(held) = &w.held {
             return held.try_clone().map_err(io);
         }
-        self.dir().map_err(io)?.open_dir(self.rel()).map_err(io)
+        // The walk found no directory there: whatever is there now is
+        // opened without following a link (one swapped in since the walk
+        // would lead where the rules were not checked).
+        base.open_dir_nofollow(self.leaf_name(w).map_err(io)?)
+            .map_err(io)
+    }
+
+    /// The final name of a walked target that is not a directory, without
+    /// a trailing slash (which would make the kernel follow a link). With
+    /// the slash, the error the kernel gives for a non-directory.
+    fn leaf_name<'a>(&self, w: &'a Walked) -> std::io::Result<&'a str> {
+        let name = w.rel.first().map_or(".", String::as_str);
+        if self.trailing_slash {
+            let errno = if w.missing {
+                rustix::io::Errno::NOENT
+            } else {
+                rustix::io::Errno::NOTDIR
+            };
+            return Err(errno.into());
+        }
+        Ok(name)
     }
 
     /// The metadata of what this target names, following a final in-root
@@ -117,7 +139,9 @@ impl Target {
                 match &w.held {
                     Some(held) => held.dir_metadata().map_err(io),
                     // The walk resolved a final link already.
-                    None => dir.symlink_metadata(self.rel()).map_err(io),
+                    None => dir
+                        .symlink_metadata(self.leaf_name(w).map_err(io)?)
+                        .map_err(io),
                 }
             }
         }

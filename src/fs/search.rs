@@ -647,7 +647,11 @@ fn slots_of(
             Kind::Symlink | Kind::Other => continue,
         };
         let rel_str = String::from_utf8_lossy(&rel);
-        if shared.bounds.hide.is_some_and(|h| h.hides(&rel_str, is_dir)) {
+        if shared
+            .bounds
+            .hide
+            .is_some_and(|h| h.hides(&rel_str, is_dir))
+        {
             continue;
         }
         if filter.exclude.is_match(&rel_str) {

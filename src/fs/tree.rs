@@ -26,8 +26,8 @@ use rustix::fs::{Mode, OFlags};
 use crate::error::{Error, Result};
 use crate::fs::scope::Start;
 use crate::fs::walk::{self, Entry, Kind, Truncation, WalkLimits};
-use crate::rules::Hide;
 use crate::limits::MAX_WALK_DEPTH_CEILING;
+use crate::rules::Hide;
 
 /// One visited entry, with what the visitor made of it, and for a directory
 /// that was descended into, its children.

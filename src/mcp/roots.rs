@@ -49,8 +49,8 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::watch;
 
 use crate::error::Error;
-use crate::fs::roots::Root;
 use crate::fs::canon::Final;
+use crate::fs::roots::Root;
 use crate::fs::scope::{Scope, join_display, resolve_in, walk_rules};
 use crate::limits::{
     MAX_CLIENT_ROOTS, ROOT_BYTES_NAMED_IN_REFUSAL as NAMED_ROOT_BYTES,

@@ -16,21 +16,39 @@ use crate::limits::{MAX_PATTERN_BYTES, MAX_REGEX_COMPILED_BYTES, MAX_RULES};
 /// The built-in protections: read-only, because another program executes
 /// or obeys what is written there. `(pattern, program)`.
 pub const DEFAULT_READ_ONLY: &[(&str, &str)] = &[
-    (".git", "git: hooks/, config (core.fsmonitor, core.sshCommand, aliases), refs"),
+    (
+        ".git",
+        "git: hooks/, config (core.fsmonitor, core.sshCommand, aliases), refs",
+    ),
     (".hg", "Mercurial: .hg/hgrc hooks"),
     (".svn", "Subversion: working-copy metadata"),
     (".jj", "Jujutsu: repo config and the colocated git store"),
-    (".claude", "Claude Code: settings*.json hooks and permissions"),
+    (
+        ".claude",
+        "Claude Code: settings*.json hooks and permissions",
+    ),
     (".cursor", "Cursor: rules, MCP servers (mcp.json)"),
     (".vscode", "VS Code: tasks.json, settings.json, launch.json"),
     (".idea", "JetBrains IDEs: run configurations, tool settings"),
     (".zed", "Zed: tasks.json and settings.json"),
-    (".gemini", "Gemini CLI: settings.json (MCP servers, tool commands)"),
-    (".devcontainer", "Dev Containers: initializeCommand runs on the host"),
+    (
+        ".gemini",
+        "Gemini CLI: settings.json (MCP servers, tool commands)",
+    ),
+    (
+        ".devcontainer",
+        "Dev Containers: initializeCommand runs on the host",
+    ),
     (".husky", "husky: git hooks (core.hooksPath)"),
-    (".mcp.json", "Claude Code and other MCP clients: project MCP server commands"),
+    (
+        ".mcp.json",
+        "Claude Code and other MCP clients: project MCP server commands",
+    ),
     (".envrc", "direnv: sourced by the shell on cd"),
-    (".pre-commit-config.yaml", "pre-commit: hook commands run by git commit"),
+    (
+        ".pre-commit-config.yaml",
+        "pre-commit: hook commands run by git commit",
+    ),
     (".yarnrc.yml", "Yarn: yarnPath names the program yarn runs"),
 ];
 
@@ -94,7 +112,13 @@ pub fn build(spec: &Spec) -> Result<(Vec<Rule>, Vec<String>), String> {
         }
     }
     for p in &spec.allow {
-        rules.push(glob_rule("--allow-path", "--allow-path", p, Effect::None, true)?);
+        rules.push(glob_rule(
+            "--allow-path",
+            "--allow-path",
+            p,
+            Effect::None,
+            true,
+        )?);
     }
     for p in &spec.hide {
         rules.push(glob_rule("--hide", "--hide", p, Effect::Hidden, false)?);
@@ -148,7 +172,9 @@ fn check_glob(id: &str, pattern: &str) -> Result<(), String> {
         ));
     }
     if pattern.contains('\0') || pattern.contains('\n') {
-        return Err(format!("rule '{id}': the pattern contains a NUL or newline"));
+        return Err(format!(
+            "rule '{id}': the pattern contains a NUL or newline"
+        ));
     }
     crate::text::glob::check_one(pattern, MAX_PATTERN_BYTES)
         .map_err(|e| format!("rule '{id}': {e}"))?;
@@ -218,7 +244,10 @@ pub fn parse_file(name: &str, bytes: &[u8]) -> Result<(Vec<Rule>, Vec<String>), 
     let mut ids = std::collections::HashSet::new();
     for (i, r) in file.rules.iter().enumerate() {
         let id = if r.id.trim().is_empty() {
-            return Err(format!("rules file '{name}': rule #{} has an empty id", i + 1));
+            return Err(format!(
+                "rules file '{name}': rule #{} has an empty id",
+                i + 1
+            ));
         } else {
             r.id.as_str()
         };
@@ -254,8 +283,7 @@ pub fn parse_file(name: &str, bytes: &[u8]) -> Result<(Vec<Rule>, Vec<String>), 
             Effect::None
         };
         let matcher = matcher(r.method, &r.pattern).map_err(at)?;
-        if r
-            .operations
+        if r.operations
             .iter()
             .any(|o| matches!(o, Operation::Execute | Operation::Delegate))
         {
@@ -319,8 +347,7 @@ fn matcher(method: Method, pattern: &str) -> Result<Matcher, String> {
         Method::Regex => {
             let r = regex_automata::meta::Regex::builder()
                 .syntax(
-                    regex_automata::util::syntax::Config::new()
-                        .case_insensitive(super::FOLD_CASE),
+                    regex_automata::util::syntax::Config::new().case_insensitive(super::FOLD_CASE),
                 )
                 .configure(
                     regex_automata::meta::Regex::config()
@@ -392,8 +419,10 @@ mod tests {
         ] {
             assert!(file(bad).is_err(), "{bad}");
         }
-        let e = file(r#"{"rules":[{"id":"bad-re","pattern":"(","match":"regex","operations":["read"]}]}"#)
-            .unwrap_err();
+        let e = file(
+            r#"{"rules":[{"id":"bad-re","pattern":"(","match":"regex","operations":["read"]}]}"#,
+        )
+        .unwrap_err();
         assert!(e.contains("bad-re"), "{e}");
     }
 }

@@ -363,8 +363,14 @@ mod tests {
         let mut ex = rule(".claude/commands", Effect::None);
         ex.default = true;
         let r = Rules::new(vec![d, ex, rule("/.claude/commands/x", Effect::ReadOnly)]).unwrap();
-        assert_eq!(r.effect(".claude/settings.json", Some(false)), Effect::ReadOnly);
+        assert_eq!(
+            r.effect(".claude/settings.json", Some(false)),
+            Effect::ReadOnly
+        );
         assert_eq!(r.effect(".claude/commands/a.md", Some(false)), Effect::None);
-        assert_eq!(r.effect(".claude/commands/x", Some(false)), Effect::ReadOnly);
+        assert_eq!(
+            r.effect(".claude/commands/x", Some(false)),
+            Effect::ReadOnly
+        );
     }
 }
