@@ -50,6 +50,10 @@ fn layout(env: &TestEnv) {
     env.symlink(".git/config", "cfglink");
     env.symlink(".env", "envlink");
     env.symlink("secrets", "seclink");
+    // Where the filesystem folds case (the portable backend stands in for
+    // macOS), `.ENV` is `.env`: the rules match it too.
+    #[cfg(feature = "portable")]
+    env.write(".ENV", CANARY);
 }
 
 fn server(env: &TestEnv) -> Server {
@@ -79,6 +83,8 @@ fn cases() -> Vec<Case> {
         Case("read_text_file", json!({"path": "@.env"}), Missing),
         Case("read_text_file", json!({"path": "a/../.env"}), Missing),
         Case("read_text_file", json!({"path": "./.env"}), Missing),
+        Case("read_text_file", json!({"path": "./.ENV"}), Missing),
+        Case("read_text_file", json!({"path": ".git/../.ENV"}), Missing),
         Case("read_text_file", json!({"path": "envlink"}), Missing),
         Case(
             "read_text_file",
