@@ -86,6 +86,10 @@ pub fn walk(
     last: Final,
     given: &str,
 ) -> Result<Walked> {
+    #[cfg(all(target_os = "linux", not(feature = "portable")))]
+    if let Some(w) = fast(root, prefix, rules, segs, last) {
+        return Ok(w);
+    }
     let outside = || Error::OutsideRoots {
         path: given.to_owned(),
     };
@@ -161,10 +165,10 @@ pub fn walk(
         let is_dir = ft == Some(FileType::Directory);
         // Every canonical path passed through is matched: a hidden one is
         // missing, whether or not it exists, and cannot be passed through.
-        let rp = rule_path(&local);
-        if rules.hides_any()
-            && (rules.hides_entry(&rp, is_dir) || (ft.is_none() && rules.hides_entry(&rp, true)))
-        {
+        if rules.hides_any() && {
+            let rp = rule_path(&local);
+            rules.hides_entry(&rp, is_dir) || (ft.is_none() && rules.hides_entry(&rp, true))
+        } {
             out.base = cur;
             out.rel = vec![c];
             out.held = None;
@@ -291,6 +295,85 @@ pub fn walk(
         return void(out, Errno::NOENT);
     }
     Ok(out)
+}
+
+/// The common case in one `openat2`: a path without `..` whose directories
+/// are all real (no symlink among them) is its own canonical path, so the
+/// parent is opened in one call with `RESOLVE_NO_SYMLINKS` beneath the root
+/// and the rules are matched on the path as given. Anything else (a `..`, a
+/// symlink anywhere, a missing directory, any error) returns `None`, and
+/// the component-by-component walk decides.
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
+fn fast(
+    root: &Arc<Dir>,
+    prefix: &str,
+    rules: &Rules,
+    segs: &[String],
+    last: Final,
+) -> Option<Walked> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    if segs.iter().any(|s| s == "..") {
+        return None;
+    }
+    let mut comps = segs.iter().filter(|s| !s.is_empty() && *s != ".");
+    let leaf = comps.next_back()?;
+    let mut local = String::new();
+    for c in comps {
+        if !local.is_empty() {
+            local.push('/');
+        }
+        local.push_str(c);
+    }
+    let parent_end = local.len();
+    let base = if local.is_empty() {
+        root.clone()
+    } else {
+        let fd = rustix::fs::openat2(
+            &**root,
+            local.as_str(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        )
+        .ok()?;
+        Arc::new(Dir::from(fd))
+    };
+    let (ft, missing) = match rustix::fs::statat(&*base, leaf.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => (FileType::from_raw_mode(st.st_mode), false),
+        Err(Errno::NOENT) => (FileType::Unknown, true),
+        Err(_) => return None,
+    };
+    if ft == FileType::Symlink && last == Final::Follow {
+        return None;
+    }
+    let held = if ft == FileType::Directory {
+        Some(Arc::new(base.open_dir_nofollow(leaf.as_str()).ok()?))
+    } else {
+        None
+    };
+    if !local.is_empty() {
+        local.push('/');
+    }
+    local.push_str(leaf);
+    let kind = if missing { None } else { Some(held.is_some()) };
+    let path = match (prefix.is_empty(), local.is_empty()) {
+        (true, _) => std::borrow::Cow::Borrowed(local.as_str()),
+        (false, _) => std::borrow::Cow::Owned(format!("{prefix}/{local}")),
+    };
+    let effect = rules.effect(&path, kind);
+    let hidden = effect == Effect::Hidden;
+    Some(Walked {
+        base,
+        rel: vec![leaf.clone()],
+        held: if hidden { None } else { held },
+        local,
+        parent_end: Some(parent_end),
+        effect,
+        void: hidden.then_some(Errno::NOENT),
+        via_link: false,
+        missing,
+        is_dir: ft == FileType::Directory,
+    })
 }
 
 /// Creates the missing directories of a walked target, each with `mkdirat`
@@ -439,13 +522,13 @@ pub fn move_keeps_rules(
 /// Refuses a move the path rules forbid: a read-only source (it may not
 /// be moved away) or destination (nothing may be moved into it), and a
 /// directory whose contents the rules would see differently after the
-/// move. (Only when rules are in force, i.e. both targets were walked.)
+/// move (when rules are in force for either root).
 pub fn check_move(s: &Target, d: &Target, sdir: &Dir, leaf: &str, budget: usize) -> Result<()> {
-    let (Some(sw), Some(dw)) = (s.walked(), d.walked()) else {
+    if s.walked().is_none() && d.walked().is_none() {
         return Ok(());
-    };
-    for (t, w) in [(s, sw), (d, dw)] {
-        if w.effect != Effect::None {
+    }
+    for t in [s, d] {
+        if t.walked().is_some_and(|w| w.effect != Effect::None) {
             return Err(Error::Protected {
                 path: t.given.clone(),
             });
@@ -454,15 +537,17 @@ pub fn check_move(s: &Target, d: &Target, sdir: &Dir, leaf: &str, budget: usize)
     let is_dir = sdir
         .symlink_metadata(leaf)
         .is_ok_and(|md| md.file_type().is_dir());
-    if is_dir
-        && !move_keeps_rules(
-            sdir,
-            leaf,
-            (&s.root.rules, &s.root.rule_path(&sw.local)),
-            (&d.root.rules, &d.root.rule_path(&dw.local)),
-            budget,
-        )
-    {
+    // A root without rules (not walked) sees nothing beneath either path.
+    let none = Rules::default();
+    fn side<'a>(t: &'a Target, none: &'a Rules) -> (&'a Rules, String) {
+        match t.walked() {
+            Some(w) => (&t.root.rules, t.root.rule_path(&w.local)),
+            None => (none, String::new()),
+        }
+    }
+    let (from_rules, from) = side(s, &none);
+    let (to_rules, to) = side(d, &none);
+    if is_dir && !move_keeps_rules(sdir, leaf, (from_rules, &from), (to_rules, &to), budget) {
         return Err(Error::MoveChangesRules {
             from: s.given.clone(),
             to: d.given.clone(),
