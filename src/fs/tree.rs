@@ -284,12 +284,13 @@ fn walk_dir<F: ParFold>(
         // Path rules first: a hidden entry is not counted, listed or
         // entered (nothing is allocated when no rule can hide).
         let hidden: Vec<bool> = match hide {
-            Some(h) => listing
-                .iter()
-                .map(|(name, kind)| {
-                    h.hides(&rel_of(&String::from_utf8_lossy(name)), kind == Kind::Dir)
-                })
-                .collect(),
+            Some(h) => {
+                let mut h = h.in_dir(prefix);
+                listing
+                    .iter()
+                    .map(|(name, kind)| h.hides(&String::from_utf8_lossy(name), kind == Kind::Dir))
+                    .collect()
+            }
             None => Vec::new(),
         };
         let shown = |i: usize| !hidden.get(i).copied().unwrap_or(false);

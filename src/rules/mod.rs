@@ -291,6 +291,28 @@ impl Hide {
         })
     }
 
+    /// A checker for the entries of the directory at `dir_rel` (relative to
+    /// the walk's start), which builds each entry's path in one buffer.
+    pub fn in_dir(&self, dir_rel: &str) -> HideDir<'_> {
+        let mut buf = String::with_capacity(self.base.len() + dir_rel.len() + 64);
+        buf.push_str(&self.base);
+        if !dir_rel.is_empty() {
+            if !buf.is_empty() {
+                buf.push('/');
+            }
+            buf.push_str(dir_rel);
+        }
+        if !buf.is_empty() {
+            buf.push('/');
+        }
+        let len = buf.len();
+        HideDir {
+            rules: &self.rules,
+            buf,
+            len,
+        }
+    }
+
     /// Whether the entry at `rel` (relative to the walk's start; its parent
     /// was not hidden) is hidden.
     pub fn hides(&self, rel: &str, is_dir: bool) -> bool {
@@ -312,6 +334,23 @@ impl Hide {
             buf.push_str(rel);
             self.rules.hides_entry(&buf, is_dir)
         })
+    }
+}
+
+/// [`Hide`] for the entries of one directory.
+#[derive(Debug)]
+pub struct HideDir<'a> {
+    rules: &'a Rules,
+    buf: String,
+    len: usize,
+}
+
+impl HideDir<'_> {
+    /// Whether the entry `name` of this directory is hidden.
+    pub fn hides(&mut self, name: &str, is_dir: bool) -> bool {
+        self.buf.truncate(self.len);
+        self.buf.push_str(name);
+        self.rules.hides_entry(&self.buf, is_dir)
     }
 }
 
