@@ -34,6 +34,13 @@ const FS_AFTER_HELP: &str = "\
 With no --allow every tool is enabled; --deny always wins. A bad selector, or
 one that leaves no tool enabled, stops startup with exit status 2.
 
+Path rules: control files that other programs execute or obey (.git, .hg, .svn,
+.jj, .claude except commands/agents/skills, .cursor, .vscode, .idea, .zed,
+.gemini, .devcontainer, .husky, .mcp.json, .envrc, .pre-commit-config.yaml,
+.yarnrc.yml) are read-only by default; --no-default-protection lifts them,
+--allow-path one of them. --hide and --read-only-path add rules; nothing a
+client sends lifts one. Client roots narrow, rules subtract, selectors remove tools.
+
 Client roots (MCP roots, sessions up to protocol 2025-11-25) can only narrow the
 DIRs: a client root counts only if it lies at or beneath a DIR. An empty list
 narrows nothing; a list of which none counts gives no access, and every refusal
@@ -49,6 +56,8 @@ Examples:
     tuls filesystem ~/project --allow filesystem.read
   Implementation without moves:
     tuls filesystem ~/project --allow filesystem.read --allow filesystem.write --deny filesystem/move_file
+  Hide secrets, keep the lockfile read-only:
+    tuls filesystem ~/project --hide '.env*' --hide '!.env.example' --hide '*.pem' --read-only-path /Cargo.lock
   Check a configuration without serving:
     tuls filesystem ~/project --allow filesystem.read --print-config
 
@@ -86,6 +95,38 @@ pub struct FsArgs {
     /// Disable the tools a selector names (repeatable); wins over --allow.
     #[arg(long, value_name = "SELECTOR")]
     pub deny: Vec<String>,
+    /// List only the read tools, as the reference server's --read-only does
+    /// (the same as --deny filesystem.write).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Make a directory inside (or containing) an allowed directory
+    /// read-only (repeatable): readable and listable, but nothing in it can
+    /// be written, created, moved or removed. It must exist at startup.
+    #[arg(long, value_name = "DIR")]
+    pub read_only_dir: Vec<PathBuf>,
+    /// Hide the paths a pattern matches (repeatable; .gitignore syntax,
+    /// relative to each allowed directory): every tool answers as for a
+    /// missing path, and no listing, tree or search shows them.
+    #[arg(long, value_name = "PATTERN")]
+    pub hide: Vec<String>,
+    /// Make the paths a pattern matches read-only (repeatable; .gitignore
+    /// syntax, relative to each allowed directory).
+    #[arg(long, value_name = "PATTERN")]
+    pub read_only_path: Vec<String>,
+    /// Path rules from a JSON file: {"rules": [{"id", "enabled", "pattern",
+    /// "match": exact|prefix|glob|regex|contains, "operations": [read = hide;
+    /// write, delete = read-only], "reason"}]}. Any malformed rule stops
+    /// startup.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Lift the built-in protection of control files (.git, .claude,
+    /// .vscode, .mcp.json, .envrc, ...), which are read-only by default.
+    #[arg(long)]
+    pub no_default_protection: bool,
+    /// Lift the built-in protection where a pattern matches (repeatable),
+    /// e.g. --allow-path .vscode; never lifts --hide or --read-only-*.
+    #[arg(long, value_name = "PATTERN")]
+    pub allow_path: Vec<String>,
     /// Ignore MCP roots sent by the client (they can only narrow anyway).
     #[arg(long)]
     pub no_client_roots: bool,

@@ -40,6 +40,24 @@ pub enum Error {
         /// The path as the client gave it.
         path: String,
     },
+    /// A path rule makes the path read-only: nothing may write, create,
+    /// move or remove it.
+    #[error("Access denied - path is read-only (protected by the server's path rules): {path}")]
+    Protected {
+        /// The path as the client gave it.
+        path: String,
+    },
+    /// A move would carry paths out from under the rules that protect or
+    /// hide them (or bring them under other ones).
+    #[error(
+        "Access denied - moving {from} to {to} would change what the server's path rules protect beneath it"
+    )]
+    MoveChangesRules {
+        /// The source as the client gave it.
+        from: String,
+        /// The destination as the client gave it.
+        to: String,
+    },
     /// The path string itself is unusable.
     #[error("Invalid path '{path}': {reason}")]
     InvalidPath {

@@ -33,6 +33,7 @@ pub mod mcp;
 pub mod memory;
 pub mod policy;
 pub mod progress;
+pub mod rules;
 pub mod run;
 pub mod sync;
 pub mod text;

@@ -73,8 +73,18 @@ pub const MAX_BRACE_ALTERNATIVES: usize = 256;
 /// Bytes in one path argument. Linux's PATH_MAX is 4096.
 pub const MAX_PATH_BYTES: usize = 4096;
 
-/// Symbolic links followed for one write before `ELOOP` (the kernel's
-/// `MAXSYMLINKS`): a final in-root symlink is followed by tuls itself.
+/// Path rules (flags, built-ins and rules-file entries together) in force.
+pub const MAX_RULES: usize = 1024;
+
+/// Bytes of a `--rules` file.
+pub const MAX_RULES_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Directory levels the rule-checking resolver holds open while it walks a
+/// path component by component (each level is one descriptor).
+pub const MAX_RESOLVE_DEPTH: usize = 1024;
+
+/// Symbolic links followed for one path before `ELOOP` (the kernel's
+/// `MAXSYMLINKS`): in-root symlinks are followed by tuls itself.
 pub const MAX_SYMLINK_HOPS: usize = 40;
 
 /// Bytes of one extended-attribute list or value copied onto a replaced

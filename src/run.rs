@@ -55,10 +55,111 @@ fn config_error(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Builds the path rules of each root from the flags, the built-in
+/// protections and the rules file (read here, at startup, before Landlock),
+/// and returns them as `--print-config` shows them. Any error stops startup
+/// with exit status 2.
+fn path_rules(
+    args: &FsArgs,
+    home: Option<&std::ffi::OsStr>,
+    opened: &mut [roots::Root],
+) -> Result<serde_json::Value, String> {
+    use crate::rules::{Effect, Matcher, Rules, config};
+    let file = match &args.rules {
+        Some(path) => {
+            let path = crate::cli::expand_home(path, home)?;
+            let bytes = roots::read_operator_file(&path, crate::limits::MAX_RULES_FILE_BYTES)
+                .map_err(|e| format!("rules file: {e} (nothing was loaded)"))?;
+            Some((path.display().to_string(), bytes))
+        }
+        None => None,
+    };
+    let spec = config::Spec {
+        hide: args.hide.clone(),
+        read_only: args.read_only_path.clone(),
+        allow: args.allow_path.clone(),
+        no_default: args.no_default_protection,
+        file,
+    };
+    let (rules, notes) = config::build(&spec)?;
+    for n in &notes {
+        tracing::info!("path rules: {n}");
+    }
+    // --read-only-dir: each must exist and lie inside (or contain) a root.
+    let mut dirs = Vec::new();
+    for d in &args.read_only_dir {
+        let d = crate::cli::expand_home(d, home)?;
+        dirs.push((d.display().to_string(), roots::resolve_operator_dir(&d)?));
+    }
+    let mut used = vec![false; dirs.len()];
+    let mut shown: Vec<serde_json::Value> = Vec::new();
+    let describe = |r: &crate::rules::Rule| {
+        let effect = match r.effect {
+            Effect::Hidden => "hide",
+            Effect::ReadOnly => "read-only",
+            Effect::None => "exempt",
+        };
+        let method = match r.matcher {
+            Matcher::Glob(_) => "glob",
+            Matcher::Exact(_) => "exact",
+            Matcher::Prefix(_) => "prefix",
+            Matcher::Regex(_) => "regex",
+            Matcher::Contains(_) => "contains",
+            Matcher::All => "all",
+        };
+        serde_json::json!({"id": r.id, "source": r.source, "pattern": r.pattern,
+            "match": method, "effect": effect})
+    };
+    shown.extend(rules.iter().map(describe));
+    for root in opened.iter_mut() {
+        let mut mine = rules.clone();
+        let real = root
+            .resolved
+            .clone()
+            .unwrap_or_else(|| root.display.clone());
+        for (i, (given, dir)) in dirs.iter().enumerate() {
+            let rel = if let Some(rest) = beneath(dir, &real) {
+                rest
+            } else if beneath(&real, dir).is_some() {
+                String::new()
+            } else {
+                continue;
+            };
+            used[i] = true;
+            let rule = config::read_only_dir(given, &rel);
+            let mut d = describe(&rule);
+            d["root"] = serde_json::Value::String(root.display.clone());
+            shown.push(d);
+            mine.push(rule);
+        }
+        root.rules = std::sync::Arc::new(Rules::new(mine)?);
+    }
+    if let Some(i) = used.iter().position(|u| !u) {
+        return Err(format!(
+            "--read-only-dir '{}' is not inside any allowed directory",
+            dirs[i].0
+        ));
+    }
+    Ok(serde_json::Value::Array(shown))
+}
+
+/// `path` relative to `base` when it is `base` or lies beneath it, by whole
+/// components (both are absolute, resolved operator paths).
+fn beneath(path: &str, base: &str) -> Option<String> {
+    let p: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let b: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
+    (p.len() >= b.len() && p.iter().zip(&b).all(|(x, y)| x == y)).then(|| p[b.len()..].join("/"))
+}
+
 /// Runs `tuls filesystem`.
 pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     crate::log::init(args.log_level);
-    let policy = match Policy::from_selectors(&args.allow, &args.deny) {
+    // --read-only: the reference's spelling of --deny filesystem.write.
+    let mut deny = args.deny.clone();
+    if args.read_only {
+        deny.push("filesystem.write".to_owned());
+    }
+    let policy = match Policy::from_selectors(&args.allow, &deny) {
         Ok(p) => p,
         Err(e) => return config_error(e),
     };
@@ -90,6 +191,10 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
             Err(e) => return config_error(e),
         }
     }
+    let path_rules = match path_rules(&args, home.as_deref(), &mut opened) {
+        Ok(r) => r,
+        Err(e) => return config_error(e),
+    };
     // Asked once, here: `available_parallelism` reads `/proc/self/cgroup`
     // and `/sys/fs/cgroup`, which Landlock (and the one-ambient-site rule)
     // forbid later. tokio and the walk pool get the count explicitly.
@@ -121,6 +226,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
             "clientRoots": !args.no_client_roots,
             "limits": limits,
             "landlock": landlock.to_string(),
+            "pathRules": path_rules,
         });
         // --print-config never starts a session, so stdout is not the MCP
         // transport here: it carries the configuration and the process exits.

@@ -42,6 +42,7 @@ mod suite {
     mod root_moved;
     mod roots;
     mod roots_rules;
+    mod rules;
     mod search_bounds;
     mod search_contents;
     mod search_stream;

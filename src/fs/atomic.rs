@@ -112,6 +112,9 @@ impl Dest {
     /// into another root is [`Error::OutsideRoots`], a dangling in-root link
     /// is [`Error::DanglingSymlink`], and neither says where the link points.
     pub fn locate(t: &Target) -> Result<Dest> {
+        if t.walked().is_some() {
+            return Dest::locate_walked(t);
+        }
         let given = t.given.as_str();
         let root = &t.root.dir;
         let (mut parent_rel, mut leaf) = split(t)?;
@@ -186,6 +189,59 @@ impl Dest {
                 Ok(md) => md,
                 Err(e) => return Err(dangling_or(e, given)),
             };
+        }
+        Dest::existing(root, parent_rel, parent, leaf, &md, t.trailing_slash, given)
+    }
+
+    /// [`Dest::locate`] when path rules are in force: the rule walk has
+    /// followed a final in-root symlink already (so the rules were matched
+    /// on where the write lands), and its parent handle is written through.
+    fn locate_walked(t: &Target) -> Result<Dest> {
+        let given = t.given.as_str();
+        let Some(w) = t.walked() else {
+            return Err(Error::Internal("write target was not walked".to_owned()));
+        };
+        if w.void.is_none() && w.effect != crate::rules::Effect::Hidden {
+            if w.held.is_some() {
+                t.check_write("open")?;
+                return Err(is_a_directory(given));
+            }
+            if w.via_link && w.missing {
+                return Err(Error::DanglingSymlink {
+                    path: given.to_owned(),
+                });
+            }
+        }
+        t.check_write("open")?;
+        let (_, leaf) = t.parent_and_leaf()?;
+        let parent = t
+            .dir()
+            .and_then(Dir::try_clone)
+            .map_err(|e| Error::io("open", given, &e))?;
+        let parent_rel = t.parent_local().unwrap_or_else(|| ".".to_owned());
+        let root = &t.root.dir;
+        let md = match parent.symlink_metadata(&leaf) {
+            Ok(md) => md,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if t.trailing_slash {
+                    return Err(is_a_directory(given));
+                }
+                return Ok(Dest {
+                    root: root.clone(),
+                    parent_rel,
+                    parent,
+                    leaf,
+                    existing: None,
+                    given: given.to_owned(),
+                });
+            }
+            Err(e) => return Err(Error::io("open", given, &e)),
+        };
+        if md.file_type().is_symlink() {
+            // Swapped in since the walk: never followed.
+            return Err(Error::Changed {
+                path: given.to_owned(),
+            });
         }
         Dest::existing(root, parent_rel, parent, leaf, &md, t.trailing_slash, given)
     }
@@ -613,8 +669,34 @@ impl Dest {
         let exists = || Error::DestinationExists {
             path: given.to_owned(),
         };
-        let (parent_rel, leaf) = split(t).map_err(|_| exists())?;
-        let parent = open_parent(&t.root.dir, &parent_rel, given)?;
+        let (parent_rel, leaf, parent) = match t.walked() {
+            // Path rules in force: the walk matched them on where the name
+            // lands; a name that is there, even as a link, exists.
+            Some(w) => {
+                t.check_write("open")?;
+                if w.via_link || !w.missing {
+                    return Err(exists());
+                }
+                let (in_base, leaf) = t.parent_and_leaf().map_err(|_| exists())?;
+                let base = t.dir().map_err(|e| Error::io("open", given, &e))?;
+                let parent = if in_base == "." {
+                    base.try_clone()
+                } else {
+                    cap_fs_ext::DirExt::open_dir_nofollow(base, &in_base)
+                }
+                .map_err(|e| Error::io("open", given, &e))?;
+                (
+                    t.parent_local().unwrap_or_else(|| ".".to_owned()),
+                    leaf,
+                    parent,
+                )
+            }
+            None => {
+                let (parent_rel, leaf) = split(t).map_err(|_| exists())?;
+                let parent = open_parent(&t.root.dir, &parent_rel, given)?;
+                (parent_rel, leaf, parent)
+            }
+        };
         match parent.symlink_metadata(&leaf) {
             Ok(_) => Err(exists()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Dest {

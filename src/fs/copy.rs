@@ -65,7 +65,10 @@ pub fn copy(src: &Target, dst: &Target, cancel: &CancellationToken) -> Result<()
 fn open_source(t: &Target, to: &str) -> Result<(File, Metadata)> {
     let (rel, given) = (t.rel(), t.given.as_str());
     let err = |e: std::io::Error| Error::io2("copyfile", given, to, given, &e);
-    let md = t.root.dir.metadata(&rel).map_err(err)?;
+    // The directory `rel` is beneath: the root's, or the one the path-rule
+    // walk opened (a hidden source is missing, as every tool says).
+    let base = t.dir().map_err(err)?;
+    let md = base.metadata(&rel).map_err(err)?;
     if md.is_dir() {
         return Err(err(rustix::io::Errno::ISDIR.into()));
     }
@@ -78,7 +81,7 @@ fn open_source(t: &Target, to: &str) -> Result<(File, Metadata)> {
     let mut opts = OpenOptions::new();
     opts.read(true)
         .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32);
-    let file = t.root.dir.open_with(&rel, &opts).map_err(err)?;
+    let file = base.open_with(&rel, &opts).map_err(err)?;
     let fmd = file.metadata().map_err(err)?;
     if !fmd.is_file() || fmd.dev() != md.dev() || fmd.ino() != md.ino() {
         return Err(Error::Changed {

@@ -12,6 +12,7 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use cap_fs_ext::FileTypeExt;
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, File, FileType, MetadataExt, OpenOptions, OpenOptionsExt};
 
 use tokio_util::sync::CancellationToken;
@@ -42,15 +43,42 @@ pub fn kind_name(ft: FileType) -> &'static str {
 /// Opens the file `t` names for reading, refusing anything but a regular
 /// file. Returns the file and its size.
 pub fn open_regular(t: &Target) -> Result<(File, u64)> {
-    open_regular_in(&t.root.dir, &t.rel(), &t.given)
+    let dir = t.dir().map_err(|e| Error::io("open", &t.given, &e))?;
+    // A walked target's final name: no trailing slash, which would make
+    // the kernel follow a link swapped in since the walk.
+    let rel = match t.walked() {
+        Some(w) if t.trailing_slash && w.held.is_none() => {
+            let errno = if w.missing {
+                rustix::io::Errno::NOENT
+            } else {
+                rustix::io::Errno::NOTDIR
+            };
+            return Err(Error::io("open", &t.given, &errno.into()));
+        }
+        Some(_) => t.rel().trim_end_matches('/').to_owned(),
+        None => t.rel(),
+    };
+    open_regular_at(dir, &rel, &t.given, t.walked().is_some())
 }
 
-/// [`open_regular`] of `rel` beneath `dir`, for the writer, which reads
-/// through the parent directory it will replace the file in.
+/// [`open_regular`] of the final name `rel` beneath `dir`, for the writer,
+/// which reads through the parent directory it will replace the file in
+/// (having followed any final symlink itself: one found there now is
+/// refused).
 pub(crate) fn open_regular_in(dir: &Dir, rel: &str, given: &str) -> Result<(File, u64)> {
-    let md = dir
-        .metadata(rel)
-        .map_err(|e| Error::io("open", given, &e))?;
+    open_regular_at(dir, rel, given, true)
+}
+
+/// Opens `rel` beneath `dir`; with `walked`, `rel` is a final name the rule
+/// walk already resolved, so a symlink found there now (swapped in since)
+/// is refused, never followed.
+fn open_regular_at(dir: &Dir, rel: &str, given: &str, walked: bool) -> Result<(File, u64)> {
+    let md = if walked {
+        dir.symlink_metadata(rel)
+    } else {
+        dir.metadata(rel)
+    }
+    .map_err(|e| Error::io("open", given, &e))?;
     if md.is_dir() {
         return Err(Error::IsADirectory { op: "read" });
     }
@@ -63,6 +91,9 @@ pub(crate) fn open_regular_in(dir: &Dir, rel: &str, given: &str) -> Result<(File
     let mut opts = OpenOptions::new();
     opts.read(true)
         .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32);
+    if walked {
+        opts.follow(FollowSymlinks::No);
+    }
     let file = dir
         .open_with(rel, &opts)
         .map_err(|e| Error::io("open", given, &e))?;
@@ -80,12 +111,17 @@ pub(crate) fn open_regular_in(dir: &Dir, rel: &str, given: &str) -> Result<(File
 
 /// Reads the whole regular file `t` names, of at most `limit` bytes.
 pub fn read_all(t: &Target, limit: u64) -> Result<Vec<u8>> {
-    read_all_in(&t.root.dir, &t.rel(), &t.given, limit)
+    let (file, size) = open_regular(t)?;
+    read_opened(file, size, &t.given, limit)
 }
 
 /// [`read_all`] of `rel` beneath `dir` (see [`open_regular_in`]).
 pub(crate) fn read_all_in(dir: &Dir, rel: &str, given: &str, limit: u64) -> Result<Vec<u8>> {
     let (file, size) = open_regular_in(dir, rel, given)?;
+    read_opened(file, size, given, limit)
+}
+
+fn read_opened(file: File, size: u64, given: &str, limit: u64) -> Result<Vec<u8>> {
     let too_large = |size| Error::TooLarge {
         path: given.to_owned(),
         size,

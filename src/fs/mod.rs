@@ -13,6 +13,7 @@
 
 pub mod append;
 pub mod atomic;
+pub mod canon;
 pub mod copy;
 pub mod file;
 pub mod roots;

@@ -18,6 +18,7 @@ use cap_std::fs::Dir;
 
 use crate::error::Error;
 use crate::fs::sys::dev_ino;
+use crate::rules::Rules;
 
 /// One allowed directory: a capability handle plus the spellings clients use.
 #[derive(Debug)]
@@ -32,9 +33,24 @@ pub struct Root {
     /// The operator's root this one is (or lies beneath), as opened at
     /// startup; shared by the client roots opened beneath it.
     pub origin: Arc<Origin>,
+    /// The path rules of the operator's root this one is (or lies beneath).
+    pub rules: Arc<Rules>,
+    /// This root's canonical path beneath its operator's root ("" for the
+    /// operator's root itself), which rules are matched from.
+    pub prefix: String,
 }
 
 impl Root {
+    /// The path rules match for `local`, a canonical path beneath this
+    /// root's handle.
+    pub fn rule_path(&self, local: &str) -> String {
+        match (self.prefix.is_empty(), local.is_empty()) {
+            (true, _) => local.to_owned(),
+            (false, true) => self.prefix.clone(),
+            (false, false) => format!("{}/{local}", self.prefix),
+        }
+    }
+
     /// Every spelling a client may use to name this root.
     pub fn spellings(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.display.as_str()).chain(self.resolved.as_deref())
@@ -173,10 +189,55 @@ pub fn open(given: &Path) -> Result<Root, RootError> {
         resolved,
         dir: Arc::new(dir),
         origin,
+        rules: Arc::new(Rules::default()),
+        prefix: String::new(),
     })
 }
 
 fn strip_trailing_slashes(s: &str) -> &str {
     let t = s.trim_end_matches('/');
     if t.is_empty() { "/" } else { t }
+}
+
+/// Reads an operator's configuration file (`--rules`), whole, at startup.
+///
+/// # Ambient Authority
+///
+/// Reads a host path the operator named on the command line, before
+/// Landlock confines the process; never called after startup. Bounded by
+/// `max_bytes`.
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)] // startup only, by design
+pub fn read_operator_file(given: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let shown = given.display();
+    let file = std::fs::File::open(given).map_err(|e| format!("cannot read '{shown}': {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read '{shown}': {e}"))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(format!("'{shown}' is larger than {max_bytes} bytes"));
+    }
+    Ok(bytes)
+}
+
+/// The path `given` (a `--read-only-dir`) resolves to, which must be an
+/// existing directory: absolute, symlinks followed, `~` already expanded.
+///
+/// # Ambient Authority
+///
+/// Resolves a host path the operator named, at startup only.
+#[allow(clippy::disallowed_methods)] // startup only, by design
+pub fn resolve_operator_dir(given: &Path) -> Result<String, String> {
+    let shown = given.display();
+    let real = std::fs::canonicalize(given)
+        .map_err(|e| format!("--read-only-dir '{shown}' cannot be resolved: {e}"))?;
+    let md = std::fs::metadata(&real)
+        .map_err(|e| format!("--read-only-dir '{shown}' cannot be resolved: {e}"))?;
+    if !md.is_dir() {
+        return Err(format!("--read-only-dir '{shown}' is not a directory"));
+    }
+    real.to_str()
+        .map(|s| strip_trailing_slashes(s).to_owned())
+        .ok_or_else(|| format!("--read-only-dir '{shown}' is not valid UTF-8"))
 }

@@ -21,45 +21,176 @@
 
 use std::sync::{Arc, RwLock};
 
+use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 
 use crate::error::{Error, Result};
+use crate::fs::canon::{self, Final, Walked};
 use crate::fs::roots::Root;
+use crate::rules::{Effect, Hide};
 
 /// A resolved client path: a root and the components beneath it.
+///
+/// When path rules are in force for its root, the path has been walked
+/// ([`canon::walk`]): operations go through the handle the walk produced
+/// ([`Target::dir`], [`Target::open_dir`]) and the rules' verdict is in
+/// force ([`Target::check_write`]). Without rules, they go through the root
+/// handle and the kernel's beneath resolution, as before.
 #[derive(Debug, Clone)]
 pub struct Target {
     /// The root the path lies under.
     pub root: Arc<Root>,
-    /// Components beneath the root (may contain `.` and non-climbing `..`).
+    /// Components beneath the root (may contain `.` and non-climbing `..`),
+    /// as the client spelled them: for display, not for opening.
     pub segs: Vec<String>,
     /// Whether the client's path ended in `/`.
     pub trailing_slash: bool,
     /// The path exactly as the client gave it, for messages.
     pub given: String,
+    /// The rule walk's result, when rules are in force.
+    walked: Option<Walked>,
 }
 
 impl Target {
-    /// The path relative to the root, for cap-std calls.
+    /// The path beneath [`Target::dir`], for cap-std calls.
     pub fn rel(&self) -> String {
-        if self.segs.is_empty() {
+        let segs = match &self.walked {
+            Some(w) => &w.rel,
+            None => &self.segs,
+        };
+        if segs.is_empty() {
             return ".".to_owned();
         }
-        let mut s = self.segs.join("/");
+        let mut s = segs.join("/");
         if self.trailing_slash {
             s.push('/');
         }
         s
     }
 
+    /// The path beneath the root's own handle: the canonical one when the
+    /// rule walk ran, else the client's components.
+    pub fn root_rel(&self) -> String {
+        match &self.walked {
+            Some(w) if w.local.is_empty() => ".".to_owned(),
+            Some(w) => w.local.clone(),
+            None => self.rel(),
+        }
+    }
+
+    /// The handle [`Target::rel`] is beneath: the root's, or the directory
+    /// the rule walk opened. A path the rules hide, or one the walk could not
+    /// go through, is the error a missing path would be (each caller words
+    /// it with its own operation, so every tool answers as for a missing
+    /// path).
+    pub fn dir(&self) -> std::io::Result<&Dir> {
+        match &self.walked {
+            None => Ok(&self.root.dir),
+            Some(w) => match w.void {
+                Some(errno) => Err(errno.into()),
+                None => Ok(&w.base),
+            },
+        }
+    }
+
     /// Opens the directory this target names beneath its root (following
-    /// in-root symlinks, as the kernel's beneath resolution allows). `op`
-    /// names the operation in an error (`scandir`, `open`).
+    /// in-root symlinks). `op` names the operation in an error (`scandir`,
+    /// `open`).
     pub fn open_dir(&self, op: &'static str) -> Result<Dir> {
-        self.root
-            .dir
-            .open_dir(self.rel())
-            .map_err(|e| Error::io(op, &self.given, &e))
+        let io = |e: std::io::Error| Error::io(op, &self.given, &e);
+        let Some(w) = &self.walked else {
+            return self.root.dir.open_dir(self.rel()).map_err(io);
+        };
+        let base = self.dir().map_err(io)?;
+        if let Some(held) = &w.held {
+            return held.try_clone().map_err(io);
+        }
+        // The walk found no directory there: whatever is there now is
+        // opened without following a link (one swapped in since the walk
+        // would lead where the rules were not checked).
+        base.open_dir_nofollow(self.leaf_name(w).map_err(io)?)
+            .map_err(io)
+    }
+
+    /// The final name of a walked target that is not a directory, without
+    /// a trailing slash (which would make the kernel follow a link). With
+    /// the slash, the error the kernel gives for a non-directory.
+    fn leaf_name<'a>(&self, w: &'a Walked) -> std::io::Result<&'a str> {
+        let name = w.rel.first().map_or(".", String::as_str);
+        if self.trailing_slash {
+            let errno = if w.missing {
+                rustix::io::Errno::NOENT
+            } else {
+                rustix::io::Errno::NOTDIR
+            };
+            return Err(errno.into());
+        }
+        Ok(name)
+    }
+
+    /// The metadata of what this target names, following a final in-root
+    /// symlink (`op` names the operation in an error).
+    pub fn metadata(&self, op: &'static str) -> Result<cap_std::fs::Metadata> {
+        let io = |e: std::io::Error| Error::io(op, &self.given, &e);
+        match &self.walked {
+            None => self.root.dir.metadata(self.rel()).map_err(io),
+            Some(w) => {
+                let dir = self.dir().map_err(io)?;
+                match &w.held {
+                    Some(held) => held.dir_metadata().map_err(io),
+                    // The walk resolved a final link already.
+                    None => dir
+                        .symlink_metadata(self.leaf_name(w).map_err(io)?)
+                        .map_err(io),
+                }
+            }
+        }
+    }
+
+    /// Refuses a write (`op` names it in the error) to a path the rules
+    /// make read-only, or hide, or that the walk could not reach.
+    pub fn check_write(&self, op: &'static str) -> Result<()> {
+        let Some(w) = &self.walked else {
+            return Ok(());
+        };
+        if let Some(errno) = w.void {
+            return Err(Error::io(op, &self.given, &errno.into()));
+        }
+        match w.effect {
+            Effect::None => Ok(()),
+            Effect::Hidden => Err(Error::io(op, &self.given, &rustix::io::Errno::NOENT.into())),
+            Effect::ReadOnly => Err(Error::Protected {
+                path: self.given.clone(),
+            }),
+        }
+    }
+
+    /// The rule walk's result, when rules are in force.
+    pub fn walked(&self) -> Option<&Walked> {
+        self.walked.as_ref()
+    }
+
+    /// Opens the directory this target names as the start of a walk, with
+    /// the rules the walk must check each entry against (when some rule may
+    /// hide one): the only way a walk starts.
+    pub fn walk_start(&self, op: &'static str) -> Result<Start> {
+        let dir = self.open_dir(op)?;
+        let hide = self
+            .walked
+            .as_ref()
+            .and_then(|w| Hide::new(&self.root.rules, self.root.rule_path(&w.local)));
+        Ok(Start { dir, hide })
+    }
+
+    /// The canonical path of this target's parent beneath the root handle,
+    /// for [`still_reached`] (walked targets only).
+    pub fn parent_local(&self) -> Option<String> {
+        let w = self.walked.as_ref()?;
+        let end = w.parent_end?;
+        Some(match w.local.get(..end) {
+            Some("") | None => ".".to_owned(),
+            Some(p) => p.to_owned(),
+        })
     }
 
     /// An absolute spelling under the root's display path, for output.
@@ -71,6 +202,22 @@ impl Target {
     /// plain entry name (not empty, `.` or `..`), for "act on the parent,
     /// name the leaf" operations.
     pub fn parent_and_leaf(&self) -> Result<(String, String)> {
+        if let Some(w) = &self.walked {
+            // The lexical checks first, for the same messages.
+            self.lexical_parent_and_leaf()?;
+            return match w.rel.split_last() {
+                Some((leaf, parent)) if !parent.is_empty() => Ok((parent.join("/"), leaf.clone())),
+                Some((leaf, _)) => Ok((".".to_owned(), leaf.clone())),
+                None => Err(Error::InvalidPath {
+                    path: self.given.clone(),
+                    reason: "names an allowed directory itself",
+                }),
+            };
+        }
+        self.lexical_parent_and_leaf()
+    }
+
+    fn lexical_parent_and_leaf(&self) -> Result<(String, String)> {
         let Some((leaf, parent)) = self.segs.split_last() else {
             return Err(Error::InvalidPath {
                 path: self.given.clone(),
@@ -90,6 +237,15 @@ impl Target {
         };
         Ok((parent, leaf.clone()))
     }
+}
+
+/// The directory a walk starts from, and what it must leave out.
+#[derive(Debug)]
+pub struct Start {
+    /// The directory.
+    pub dir: Dir,
+    /// Path rules each entry is checked against, when some may hide one.
+    pub hide: Option<Hide>,
 }
 
 /// Whether `handle` is still the directory a fresh resolve of `rel`
@@ -223,10 +379,44 @@ impl Snapshot {
                 why: why.to_string(),
             });
         }
-        let t = resolve_in(&self.roots, path, self.max_path_bytes)?;
+        self.resolve_as(path, Final::Follow)
+    }
+
+    /// [`Snapshot::resolve`], keeping a final symlink as the link itself
+    /// (for `move_file`, which moves links, not their targets).
+    pub fn resolve_link(&self, path: &str) -> Result<Target> {
+        self.resolve_as(path, Final::Link)
+    }
+
+    fn resolve_as(&self, path: &str, last: Final) -> Result<Target> {
+        if let (true, Some(why)) = (self.roots.is_empty(), &self.why_none) {
+            return Err(Error::NoRootInForce {
+                path: path.to_owned(),
+                why: why.to_string(),
+            });
+        }
+        let mut t = resolve_in(&self.roots, path, self.max_path_bytes)?;
         t.root.check_in_place(&t.given)?;
+        walk_rules(&mut t, last)?;
         Ok(t)
     }
+}
+
+/// Walks `t` component by component when its root has path rules
+/// ([`canon::walk`]); a root without rules keeps the kernel's resolution.
+pub fn walk_rules(t: &mut Target, last: Final) -> Result<()> {
+    if t.root.rules.is_empty() {
+        return Ok(());
+    }
+    t.walked = Some(canon::walk(
+        &t.root.dir,
+        &t.root.prefix,
+        &t.root.rules,
+        &t.segs,
+        last,
+        &t.given,
+    )?);
+    Ok(())
 }
 
 /// Resolves `path` against `roots`. Pure apart from reading the list.
@@ -278,6 +468,7 @@ pub fn resolve_in(roots: &[Arc<Root>], path: &str, max_path_bytes: usize) -> Res
         segs: rest.iter().map(|s| (*s).to_owned()).collect(),
         trailing_slash: trailing_slash && !rest.is_empty(),
         given,
+        walked: None,
     })
 }
 
@@ -329,6 +520,8 @@ mod tests {
             resolved: None,
             dir: opened.dir,
             origin: opened.origin,
+            rules: opened.rules,
+            prefix: String::new(),
         })
     }
 

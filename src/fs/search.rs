@@ -61,6 +61,9 @@ pub struct Bounds<'a> {
     pub deadline: Instant,
     /// Told the number of entries seen so far.
     pub progress: &'a (dyn Fn(u64) + Sync),
+    /// Path rules: a hidden entry is not searched or entered (from
+    /// [`crate::fs::scope::Target::walk_start`]).
+    pub hide: Option<&'a crate::rules::Hide>,
 }
 
 /// Why a walk stopped early.
@@ -672,6 +675,13 @@ fn slots_of(
             Kind::Symlink | Kind::Other => continue,
         };
         let rel_str = String::from_utf8_lossy(&rel);
+        if shared
+            .bounds
+            .hide
+            .is_some_and(|h| h.hides(&rel_str, is_dir))
+        {
+            continue;
+        }
         if filter.exclude.is_match(&rel_str) {
             continue;
         }

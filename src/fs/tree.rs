@@ -20,13 +20,14 @@ use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 
-use cap_std::fs::Dir;
 use rayon::prelude::*;
 use rustix::fs::{Mode, OFlags};
 
 use crate::error::{Error, Result};
+use crate::fs::scope::Start;
 use crate::fs::walk::{self, Entry, Kind, Truncation, WalkLimits};
 use crate::limits::MAX_WALK_DEPTH_CEILING;
+use crate::rules::Hide;
 
 /// One visited entry, with what the visitor made of it, and for a directory
 /// that was descended into, its children.
@@ -171,6 +172,8 @@ impl<V: ParVisitor> ParFold for Collect<'_, V> {
 
 struct Shared<'a> {
     limits: &'a WalkLimits,
+    /// Path rules: a hidden entry is left out and never entered.
+    hide: Option<&'a Hide>,
     /// `limits.max_depth`, capped at [`MAX_WALK_DEPTH_CEILING`].
     max_depth: usize,
     visited: AtomicUsize,
@@ -181,7 +184,7 @@ struct Shared<'a> {
 /// Walks the tree under `start` and returns its items in pre-order, with
 /// the reason it was cut short, if it was.
 pub fn collect<V: ParVisitor>(
-    start: &Dir,
+    start: &Start,
     limits: &WalkLimits,
     visitor: &V,
 ) -> Result<Walked<V::Value>> {
@@ -192,13 +195,14 @@ pub fn collect<V: ParVisitor>(
 /// `visitor`, and returns the start directory's fold, with the reason the
 /// walk was cut short, if it was.
 pub fn fold<F: ParFold>(
-    start: &Dir,
+    start: &Start,
     limits: &WalkLimits,
     visitor: &F,
 ) -> Result<(F::Out, Option<Truncation>)> {
     let max_depth = limits.max_depth.min(MAX_WALK_DEPTH_CEILING);
     let shared = Shared {
         limits,
+        hide: start.hide.as_ref(),
         max_depth,
         visited: AtomicUsize::new(0),
         entries_cut: AtomicBool::new(false),
@@ -207,7 +211,7 @@ pub fn fold<F: ParFold>(
     // Every level of the recursion runs on a walk thread, never on the
     // caller's (smaller) stack.
     // A handle of our own on the start directory (its read offset moves).
-    let start = rustix::fs::openat(start, c".", dir_flags(), Mode::empty())
+    let start = rustix::fs::openat(&start.dir, c".", dir_flags(), Mode::empty())
         .map_err(|e| Error::io("scandir", ".", &std::io::Error::from(e)))?;
     let walk = || walk_dir(start, "", 1, visitor, &shared);
     let Some(pool) = pool() else {
@@ -262,7 +266,8 @@ fn walk_dir<F: ParFold>(
     // An entry's relative path is built when it is needed and not kept: it
     // grows with the depth (up to ~32 KiB at 128 levels of 255-byte names),
     // and keeping one per entry of a wide directory took gigabytes.
-    let wants_rel = visitor.wants_rel();
+    let hide = shared.hide;
+    let wants_rel = visitor.wants_rel() || hide.is_some();
     let rel_of = |name: &str| {
         if !wants_rel {
             String::new()
@@ -276,8 +281,21 @@ fn walk_dir<F: ParFold>(
     let mut subs: Vec<Sub<F::Out>> = Vec::new();
     let mut sub_names: Vec<u8> = Vec::new();
     let read = walk::with_listing(&dir, usize::MAX, |listing, _| {
+        // Path rules first: a hidden entry is not counted, listed or
+        // entered (nothing is allocated when no rule can hide).
+        let hidden: Vec<bool> = match hide {
+            Some(h) => {
+                let mut h = h.in_dir(prefix);
+                listing
+                    .iter()
+                    .map(|(name, kind)| h.hides(&String::from_utf8_lossy(name), kind == Kind::Dir))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        let shown = |i: usize| !hidden.get(i).copied().unwrap_or(false);
         // Claim this directory's entries against the shared cap.
-        let n = listing.len();
+        let n = listing.len() - hidden.iter().filter(|h| **h).count();
         let before = shared.visited.fetch_add(n, Ordering::Relaxed);
         if let Some(p) = &shared.limits.progress {
             p.report((before + n) as u64);
@@ -289,9 +307,19 @@ fn walk_dir<F: ParFold>(
         let mut out = visitor.begin(depth, allowed, listing.name_bytes());
         // One entry, its name's buffer reused for each.
         let mut entry = Entry::from_bytes(b"", Kind::Other);
-        for (name, kind) in listing.iter().take(allowed) {
+        let visible = listing
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| shown(*i))
+            .map(|(_, e)| e);
+        for (name, kind) in visible.take(allowed) {
             entry.set(name, kind);
-            let Some(value) = visitor.visit(&rel_of(&entry.name), &entry, depth) else {
+            let rel = if visitor.wants_rel() {
+                rel_of(&entry.name)
+            } else {
+                String::new()
+            };
+            let Some(value) = visitor.visit(&rel, &entry, depth) else {
                 continue;
             };
             let slot = visitor.add(&mut out, &entry, value, depth);

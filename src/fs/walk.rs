@@ -63,7 +63,8 @@ impl Entry {
 /// With `sizes`, regular files and directories get their size from `lstat`.
 pub fn read_entries(t: &Target, sizes: bool, max: usize) -> Result<(Vec<Entry>, bool)> {
     let given = t.given.as_str();
-    let dir = t.open_dir("scandir")?;
+    let start = t.walk_start("scandir")?;
+    let dir = start.dir;
     // cap-std's directory handles may be `O_PATH`, which `getdents` refuses:
     // open the directory itself (`.`) for reading.
     let fd = rustix::fs::openat(
@@ -73,7 +74,12 @@ pub fn read_entries(t: &Target, sizes: bool, max: usize) -> Result<(Vec<Entry>, 
         rustix::fs::Mode::empty(),
     )
     .map_err(|e| Error::io("scandir", given, &std::io::Error::from(e)))?;
-    read_entries_fd(&fd, sizes, max, given)
+    let (mut entries, truncated) = read_entries_fd(&fd, sizes, max, given)?;
+    if let Some(hide) = &start.hide {
+        // Path rules: a hidden entry is not listed, counted or sized.
+        entries.retain(|e| !hide.hides(&e.name, e.kind == Kind::Dir));
+    }
+    Ok((entries, truncated))
 }
 
 /// Reads the entries of the directory `fd`, which the caller owns (its file

@@ -42,7 +42,9 @@ fn check_sizes(patterns: &[String], max_bytes: usize, max_count: usize) -> Resul
     Ok(())
 }
 
-fn check_one(p: &str, max_bytes: usize) -> Result<()> {
+/// Refuses one glob that is too long or nests or multiplies braces past the
+/// limits (also used for path-rule globs).
+pub fn check_one(p: &str, max_bytes: usize) -> Result<()> {
     if p.len() > max_bytes {
         return Err(Error::PatternTooLong {
             len: p.len(),

@@ -36,7 +36,9 @@ pub struct Params {
 /// Copies through the core.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let s = ctx.scope.resolve(&p.source)?;
-    let d = ctx.scope.resolve(&p.destination)?;
+    // The destination is a name to create: a final symlink there is kept
+    // as the link (it exists), never followed.
+    let d = ctx.scope.resolve_link(&p.destination)?;
     copy::copy(&s, &d, &ctx.cancel)?;
     Ok(Output::Text(format!(
         "Successfully copied {} to {}",

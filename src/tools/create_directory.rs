@@ -46,6 +46,14 @@ pub struct Params {
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
     let given = p.path.as_str();
+    if t.walked().is_some() {
+        // Path rules: the missing directories are made beneath the handle
+        // the rule walk produced, each checked against the rules.
+        crate::fs::canon::create_dirs(&t)?;
+        return Ok(Output::Text(format!(
+            "Successfully created directory {given}"
+        )));
+    }
     let dir = &t.root.dir;
     let mut prefix = String::new();
     for (i, seg) in t.segs.iter().enumerate() {

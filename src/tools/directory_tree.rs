@@ -341,7 +341,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         ctx.limits.max_pattern_bytes,
         ctx.limits.max_exclude_patterns,
     )?;
-    let dir = ctx.scope.resolve(&p.path)?.open_dir("scandir")?;
+    let dir = ctx.scope.resolve(&p.path)?.walk_start("scandir")?;
     let mut limits = ctx.walk_limits();
     let asked_depth = max_depth.filter(|d| *d <= limits.max_depth);
     if let Some(d) = asked_depth {

@@ -8,7 +8,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get the metadata of a file or directory: size, creation, modification and access times, permissions and type.";
@@ -51,11 +51,7 @@ pub fn js_date(t: std::io::Result<SystemTime>) -> String {
 /// Stats the path.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
-    let md = t
-        .root
-        .dir
-        .metadata(t.rel())
-        .map_err(|e| Error::io("stat", &p.path, &e))?;
+    let md = t.metadata("stat")?;
     let text = format!(
         "size: {}\ncreated: {}\nmodified: {}\naccessed: {}\nisDirectory: {}\nisFile: {}\npermissions: {:03o}",
         md.len(),

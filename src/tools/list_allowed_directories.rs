@@ -45,5 +45,36 @@ pub fn run(ctx: &Ctx, _p: Params) -> Result<Output> {
         .map(crate::text::fmt::printable)
         .collect();
     text.push_str(&spellings.join("\n"));
+    // Path rules: say that protections are in force and which paths are
+    // read-only; never name what is hidden.
+    let (mut ro, mut exempt) = (Vec::new(), Vec::new());
+    let mut any = false;
+    for r in roots.iter() {
+        any |= !r.rules.is_empty();
+        let (a, b) = r.rules.read_only_patterns();
+        for p in a {
+            if !ro.contains(&p) {
+                ro.push(p);
+            }
+        }
+        for p in b {
+            if !exempt.contains(&p) {
+                exempt.push(p);
+            }
+        }
+    }
+    if any {
+        text.push_str("\n\nPath rules are in force.");
+        if !ro.is_empty() {
+            text.push_str(" Read-only (.gitignore patterns, relative to each directory): ");
+            text.push_str(&crate::text::fmt::printable(&ro.join(", ")));
+        }
+        if !exempt.is_empty() {
+            let exempt: Vec<&str> = exempt.iter().map(|p| p.trim_start_matches("**/")).collect();
+            text.push_str(" (except ");
+            text.push_str(&crate::text::fmt::printable(&exempt.join(", ")));
+            text.push(')');
+        }
+    }
     Ok(Output::Text(text))
 }

@@ -48,24 +48,29 @@ pub struct Params {
 /// Renames `source` to `destination`, refusing to replace anything.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let (from, to) = (p.source.as_str(), p.destination.as_str());
-    let s = ctx.scope.resolve(from)?;
-    let d = ctx.scope.resolve(to)?;
+    // Links are moved, not their targets: a final symlink stays the link.
+    let s = ctx.scope.resolve_link(from)?;
+    let d = ctx.scope.resolve_link(to)?;
     let (sp, sl) = s.parent_and_leaf()?;
     // A destination naming a root, or ending in `.`/`..`, is a directory
     // that exists.
     let (dp, dl) = d.parent_and_leaf().map_err(|_| Error::DestinationExists {
         path: to.to_owned(),
     })?;
+    // Path rules: a hidden or unreachable path reads as a missing one.
     let sdir = s
-        .root
-        .dir
-        .open_dir(&sp)
+        .dir()
+        .and_then(|b| b.open_dir(&sp))
         .map_err(|e| Error::io2("rename", from, to, from, &e))?;
     let ddir = d
-        .root
-        .dir
-        .open_dir(&dp)
+        .dir()
+        .and_then(|b| b.open_dir(&dp))
         .map_err(|e| Error::io2("rename", from, to, to, &e))?;
+    crate::fs::canon::check_move(&s, &d, &sdir, &sl, ctx.limits.max_walk_entries)?;
+    let (sp, dp) = (
+        s.parent_local().unwrap_or(sp),
+        d.parent_local().unwrap_or(dp),
+    );
     let os = |e: Errno| Error::io2("rename", from, to, from, &e.into());
     if s.trailing_slash || d.trailing_slash {
         // `name/` must be a directory, as the kernel would insist.

@@ -599,11 +599,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     };
     // Resolve once: the walk and the printed paths use the same root.
     let t = ctx.scope.resolve(&p.path)?;
-    let md = t
-        .root
-        .dir
-        .metadata(t.rel())
-        .map_err(|e| Error::io("scandir", &t.given, &e))?;
+    let md = t.metadata("scandir")?;
     // Paths are printed under the client's own spelling of `path`, as
     // search_files prints them.
     let base = t.given.clone();
@@ -659,8 +655,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             reply.add_file(&base, hits);
         }
     } else {
-        let dir = t.open_dir("scandir")?;
-        let start = search::open_start(&dir, &t.given)?;
+        let walk_start = t.walk_start("scandir")?;
+        let start = search::open_start(&walk_start.dir, &t.given)?;
         let (ancestors, big) = if filter.ignore_files {
             search::ancestor_levels(&t.root.dir, &t.segs)
         } else {
@@ -673,6 +669,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             cancel: &ctx.cancel,
             deadline,
             progress: &progress,
+            hide: walk_start.hide.as_ref(),
         };
         let Some(pool) = crate::fs::tree::pool() else {
             return Err(Error::Internal(

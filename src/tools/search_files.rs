@@ -135,10 +135,10 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     )?;
     // Resolve once: the walk and the printed paths use the same root.
     let t = ctx.scope.resolve(&p.path)?;
-    let dir = t.open_dir("scandir")?;
+    let dir = t.walk_start("scandir")?;
     let prefix = client_prefix(&t.given);
     let limits = ctx.walk_limits();
-    let start = t.rel();
+    let start = t.root_rel();
     let visitor = Search {
         pattern: &pattern,
         excludes: &excludes,

@@ -191,11 +191,41 @@ fn list_allowed_directories_lists_every_spelling_in_order() {
 
     let server = Server::start(&args![env.root()]);
     let reply = server.call("list_allowed_directories", json!({}));
-    assert_text(&reply, &format!("Allowed directories:\n{root}"));
-    // No arguments at all is the same as {}.
+    reply.assert_ok();
+    // The roots, then (by default) the built-in protections: read-only
+    // patterns are named, hidden ones never are.
+    let (dirs, rules) = reply
+        .text
+        .split_once("\n\n")
+        .expect("a path-rules paragraph");
+    assert_eq!(dirs, format!("Allowed directories:\n{root}"));
+    assert!(
+        rules.starts_with("Path rules are in force. Read-only"),
+        "{rules}"
+    );
+    assert!(
+        rules.contains(".git, ") && rules.contains("(except .claude/commands"),
+        "{rules}"
+    );
+    let bare = Server::start(&args![env.root(), "--no-default-protection"]);
     assert_text(
-        &server.call("list_allowed_directories", serde_json::Value::Null),
+        &bare.call("list_allowed_directories", json!({})),
         &format!("Allowed directories:\n{root}"),
+    );
+    let hiding = Server::start(&args![
+        env.root(),
+        "--no-default-protection",
+        "--hide",
+        "secret-name"
+    ]);
+    let text = hiding.call("list_allowed_directories", json!({})).text;
+    assert!(!text.contains("secret-name"), "{text}");
+    // No arguments at all is the same as {}.
+    assert_eq!(
+        server
+            .call("list_allowed_directories", serde_json::Value::Null)
+            .text,
+        reply.text
     );
     server
         .call("list_allowed_directories", json!({"path": "."}))
@@ -203,7 +233,11 @@ fn list_allowed_directories_lists_every_spelling_in_order() {
 
     // Order kept; a root given through a symlink shows both spellings, the
     // given one first; a trailing slash is dropped.
-    let server = Server::start(&args![&root2, format!("{rootlink}/")]);
+    let server = Server::start(&args![
+        &root2,
+        format!("{rootlink}/"),
+        "--no-default-protection"
+    ]);
     assert_text(
         &server.call("list_allowed_directories", json!({})),
         &format!("Allowed directories:\n{root2}\n{rootlink}\n{root}"),
@@ -215,7 +249,10 @@ fn list_allowed_directories_lists_every_spelling_in_order() {
     }
 
     // A relative root is made absolute against the server's working directory.
-    let server = Server::start_with(&args!["root"], Options::new().current_dir(env.base()));
+    let server = Server::start_with(
+        &args!["root", "--no-default-protection"],
+        Options::new().current_dir(env.base()),
+    );
     assert_text(
         &server.call("list_allowed_directories", json!({})),
         &format!("Allowed directories:\n{root}"),

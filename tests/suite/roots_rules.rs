@@ -39,8 +39,8 @@ fn an_empty_roots_list_narrows_nothing_and_says_so_at_info() {
     let allowed = server.call("list_allowed_directories", json!({}));
     allowed.assert_ok();
     assert_eq!(
-        allowed.text,
-        format!("Allowed directories:\n{}", env.root_str())
+        allowed.text.split("\n\n").next(),
+        Some(format!("Allowed directories:\n{}", env.root_str()).as_str())
     );
     // ... and no wider.
     read(&server, &env.canary().to_string_lossy())
@@ -127,8 +127,12 @@ fn client_roots_that_all_lie_outside_give_no_access_and_every_refusal_says_why()
         r.raw
     );
     assert_eq!(
-        server.call("list_allowed_directories", json!({})).text,
-        format!("Allowed directories:\n{}", env.path_str("sub"))
+        server
+            .call("list_allowed_directories", json!({}))
+            .text
+            .split("\n\n")
+            .next(),
+        Some(format!("Allowed directories:\n{}", env.path_str("sub")).as_str())
     );
 }
 
@@ -184,7 +188,10 @@ fn a_stateless_2026_07_28_session_never_asks_for_client_roots() {
         "tools/call",
         json!({"name": "list_allowed_directories", "arguments": {}, "_meta": meta}),
     ));
-    assert_eq!(r.text, format!("Allowed directories:\n{}", env.root_str()));
+    assert_eq!(
+        r.text.split("\n\n").next(),
+        Some(format!("Allowed directories:\n{}", env.root_str()).as_str())
+    );
     let stray = raw.recv(Duration::from_millis(300));
     assert!(stray.is_none(), "unexpected message: {stray:?}");
 }
