@@ -147,6 +147,11 @@ pub struct FsArgs {
         value_parser = clap::value_parser!(u64).range(1024 * 1024..)
     )]
     pub max_pending_reply_bytes: u64,
+    /// Refuse any change to an existing file (write_file over it, edit_file)
+    /// that does not name, in `ifMatch`, the version of the file it was based
+    /// on; get_file_info then also prints the version in its text.
+    #[arg(long)]
+    pub require_if_match: bool,
     /// Log level for stderr; RUST_LOG wins. Matched exactly (lowercase).
     #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
     pub log_level: LogLevel,

@@ -71,6 +71,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         roots_wait_secs: args.roots_timeout_secs,
         max_pending_reply_bytes: args.max_pending_reply_bytes,
         max_reply_chars: args.max_reply_chars,
+        require_if_match: args.require_if_match,
         ..Limits::default()
     };
     let home = std::env::var_os("HOME");

@@ -43,6 +43,7 @@ mod suite {
     mod spelling;
     mod startup_checks;
     mod tree_whole;
+    mod versions;
     mod write;
     mod write_escape;
 }

@@ -5,17 +5,20 @@
 //! opening and reading regular files ([`file`](mod@file)), listing and walking
 //! directories without following symlinks ([`walk`], [`tree`]), the walk
 //! of a content search with its ignore files ([`search`]), the one
-//! writer ([`atomic`]), Landlock ([`sandbox`]), and the platform split
+//! writer ([`atomic`]), version tokens ([`version`]) and the conditional-change check
+//! ([`ifmatch`]), Landlock ([`sandbox`]), and the platform split
 //! ([`sys`]: Linux and the portable, macOS backend).
 //! May touch: the root `Dir` handles, and nothing by an ambient path after
 //! startup. Knows nothing of MCP or JSON.
 
 pub mod atomic;
 pub mod file;
+pub mod ifmatch;
 pub mod roots;
 pub mod sandbox;
 pub mod scope;
 pub mod search;
 pub mod sys;
 pub mod tree;
+pub mod version;
 pub mod walk;

@@ -398,6 +398,14 @@ pub fn held_bytes(r: &CallToolResult) -> u64 {
         };
         n = n.saturating_add(len as u64);
     }
+    // The small fields a mirrored result adds (a version, a batch's list
+    // of versions).
+    if super::reply::mirrors(r)
+        && let Some(extra) = super::reply::extra_fields(r)
+    {
+        let len = serde_json::to_string(extra).map_or(0, |s| s.len());
+        n = n.saturating_add(len as u64);
+    }
     n
 }
 
