@@ -351,6 +351,22 @@ pub enum Error {
         /// `; it does not exist`, `; it is larger than the read limit`.
         current: String,
     },
+    /// The audit log cannot be written: changes are refused (reads go on).
+    #[error(
+        "Refusing to change files: {why}, and every change must be recorded there first; reads still work. The operator must fix the audit log and restart tuls"
+    )]
+    AuditUnavailable {
+        /// What failed.
+        why: String,
+    },
+    /// A change was made but its audit record could not be written.
+    #[error(
+        "The change was made, but {why}: it is not recorded in the audit log. Further changes are refused; reads still work"
+    )]
+    AuditNotRecorded {
+        /// What failed.
+        why: String,
+    },
     /// `--require-if-match`: a change to an existing file without `ifMatch`.
     #[error(
         "Refusing to {op} '{path}' without ifMatch: this server requires every change to an existing file to name the version of the file it was based on. Read the file first (read_text_file, read_multiple_files and read_media_file give its version in structuredContent; get_file_info gives it in its text as well, so call get_file_info before reading), then call {tool} again with ifMatch set to that version"

@@ -12,6 +12,7 @@ mod util;
 
 /// Test modules: `tests/suite/<name>.rs`, one per area; add yours here.
 mod suite {
+    mod audit;
     mod bounds;
     mod config;
     mod create_directory;

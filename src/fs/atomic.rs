@@ -318,6 +318,19 @@ impl Dest {
     pub fn replace(&self, bytes: &[u8], guard: Guard) -> Result<()> {
         self.check_writable()?;
         self.check_parent()?;
+        // For the audit record: the version replaced (known when checked).
+        let before = match (&guard, crate::audit::note::active()) {
+            (Guard::Content { version, .. }, _) => Some(version.clone()),
+            (_, true) if self.exists() => file::version_in(
+                &self.parent,
+                &self.leaf,
+                &self.given,
+                crate::limits::MAX_READ_BYTES,
+            )
+            .ok()
+            .and_then(|(v, _)| v),
+            _ => None,
+        };
         let (tmp, mut f) = self.create_temp()?;
         let result = self.fill_and_rename(&tmp, &mut f, bytes, &guard);
         drop(f);
@@ -331,6 +344,14 @@ impl Dest {
         // The new content is in place; make the rename durable.
         if let Err(e) = sync_dir(&self.parent) {
             tracing::warn!(error = %e, "fsync of the directory after a write failed");
+        }
+        if crate::audit::note::active() {
+            let change = crate::audit::Change {
+                path: self.given.clone(),
+                before,
+                after: Some(Version::of(bytes)),
+            };
+            crate::audit::note::changed(change, bytes.len() as u64);
         }
         Ok(())
     }

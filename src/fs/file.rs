@@ -179,6 +179,7 @@ pub(crate) fn read_all_in(dir: &Dir, rel: &str, given: &str, limit: u64) -> Resu
     if buf.len() as u64 > limit {
         return Err(too_large(buf.len() as u64));
     }
+    crate::audit::note::read(buf.len() as u64);
     Ok(buf)
 }
 
@@ -246,7 +247,9 @@ pub fn give_back(mut buf: Vec<u8>) {
 pub fn read_head(t: &Target, n: f64, limit: u64) -> Result<(String, Option<Version>)> {
     let (file, size) = open_regular(t)?;
     version::with_read(&file, limit, &t.given, || {
-        head_from(&file, size, t, n, limit)
+        let text = head_from(&file, size, t, n, limit)?;
+        crate::audit::note::read(text.len() as u64);
+        Ok(text)
     })
 }
 
@@ -287,7 +290,9 @@ fn head_from(mut file: &File, size: u64, t: &Target, n: f64, limit: u64) -> Resu
 pub fn read_tail(t: &Target, n: f64, limit: u64) -> Result<(String, Option<Version>)> {
     let (file, size) = open_regular(t)?;
     version::with_read(&file, limit, &t.given, || {
-        tail_from(&file, size, t, n, limit)
+        let text = tail_from(&file, size, t, n, limit)?;
+        crate::audit::note::read(text.len() as u64);
+        Ok(text)
     })
 }
 
@@ -367,7 +372,9 @@ pub fn read_range(
 ) -> Result<((String, lines::End), Option<Version>)> {
     let (file, _) = open_regular(t)?;
     version::with_read(&file, limit, &t.given, || {
-        range_from(&file, t, range, caps, max_scan, cancel)
+        let out = range_from(&file, t, range, caps, max_scan, cancel)?;
+        crate::audit::note::read(out.0.len() as u64);
+        Ok(out)
     })
 }
 

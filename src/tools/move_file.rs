@@ -103,9 +103,27 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
     };
     let (_lock, checked) = ifmatch::check_source(&sdir, &sl, from, &cond)?;
+    // For the audit record: the version of the file moved.
+    let moved = match &checked {
+        Some(v) => Some(v.clone()),
+        None if crate::audit::note::active() => {
+            crate::fs::file::version_in(&sdir, &sl, from, ctx.limits.max_read_bytes)
+                .ok()
+                .and_then(|(v, _)| v)
+        }
+        None => None,
+    };
     rename(&sdir, &sl, &ddir, &dl, from, to)?;
     if let Some(v) = checked {
         ifmatch::verify_moved(&v, (&ddir, &dl), (&sdir, &sl), from, &cond)?;
+    }
+    for (path, before, after) in [(from, moved.clone(), None), (to, None, moved)] {
+        let change = crate::audit::Change {
+            path: path.to_owned(),
+            before,
+            after,
+        };
+        crate::audit::note::changed(change, 0);
     }
     Ok(Output::Text(format!("Successfully moved {from} to {to}")))
 }
