@@ -52,10 +52,12 @@ impl Version {
     fn from_hasher(h: &blake3::Hasher) -> Version {
         let hash = h.finalize();
         let kept = hash.as_bytes().get(..TOKEN_BYTES).unwrap_or_default();
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut s = String::with_capacity(PREFIX.len() + 2 * TOKEN_BYTES);
         s.push_str(PREFIX);
         for b in kept {
-            s.push_str(&format!("{b:02x}"));
+            s.push(char::from(HEX[usize::from(b >> 4)]));
+            s.push(char::from(HEX[usize::from(b & 0xf)]));
         }
         Version(s)
     }

@@ -403,10 +403,22 @@ pub fn held_bytes(r: &CallToolResult) -> u64 {
     if super::reply::mirrors(r)
         && let Some(extra) = super::reply::extra_fields(r)
     {
-        let len = serde_json::to_string(extra).map_or(0, |s| s.len());
+        let len: usize = extra.iter().map(|(k, v)| k.len() + value_len(v)).sum();
         n = n.saturating_add(len as u64);
     }
     n
+}
+
+/// About the bytes a small JSON value holds (strings and their keys; a
+/// few bytes for anything else), without serializing it.
+fn value_len(v: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => a.iter().map(value_len).sum::<usize>() + 2,
+        Value::Object(o) => o.iter().map(|(k, v)| k.len() + 4 + value_len(v)).sum(),
+        _ => 8,
+    }
 }
 
 #[cfg(test)]
