@@ -147,7 +147,7 @@ fn rename(sdir: &Dir, sl: &str, ddir: &Dir, dl: &str, from: &str, to: &str) -> R
         }
         Err(Errno::INVAL) => {
             let md = sdir
-                .symlink_metadata(&sl)
+                .symlink_metadata(sl)
                 .map_err(|e| Error::io2("rename", from, to, from, &e))?;
             if md.is_dir() {
                 return Err(Error::Move {
