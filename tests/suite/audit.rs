@@ -207,3 +207,38 @@ fn an_unwritable_audit_log_refuses_changes_and_reads_go_on() {
     assert!(!env.exists("m.txt"));
     assert_eq!(env.read_string("a.txt"), "alpha\n");
 }
+
+/// `--audit-fd`: a descriptor handed over by a supervisor (here a shell) is
+/// written to, and one open on a file inside a root is refused (exit 2).
+#[test]
+fn an_audit_descriptor_is_used_and_checked_like_a_path() {
+    let env = TestEnv::new();
+    let run = |log: &Path| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(r#"exec 3>>"$1"; exec "$2" filesystem "$3" --audit-fd 3 --print-config"#)
+            .arg("sh")
+            .arg(log)
+            .arg(crate::util::bin())
+            .arg(env.root())
+            .output()
+            .expect("run tuls through sh")
+    };
+    let log = env.base().join("fd.log");
+    let out = run(&log);
+    assert!(out.status.success(), "{out:?}");
+    let recs = lines(&log);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["event"], "start");
+
+    let inside = env.path("fd-inside.log");
+    let out = run(&inside);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("inside an allowed directory"), "{err}");
+    assert_eq!(
+        env.read_string("fd-inside.log"),
+        "",
+        "nothing written there"
+    );
+}
