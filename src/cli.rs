@@ -188,6 +188,20 @@ pub struct FsArgs {
         value_parser = clap::value_parser!(u64).range(1024 * 1024..)
     )]
     pub max_pending_reply_bytes: u64,
+    /// Refuse any change to an existing file (write_file over it, edit_file)
+    /// that does not name, in `ifMatch`, the version of the file it was based
+    /// on; get_file_info then also prints the version in its text.
+    #[arg(long)]
+    pub require_if_match: bool,
+    /// Append one JSON line per tool call to this file (created 0600 if
+    /// missing; must lie outside every DIR, and must not be a symlink). A
+    /// change is acknowledged only once its line is synced; if the log
+    /// cannot be written, changes are refused and reads go on.
+    #[arg(long, value_name = "PATH", conflicts_with = "audit_fd")]
+    pub audit: Option<PathBuf>,
+    /// Like --audit, to a descriptor the supervisor passes (open for writing).
+    #[arg(long, value_name = "N")]
+    pub audit_fd: Option<u32>,
     /// Log level for stderr; RUST_LOG wins. Matched exactly (lowercase).
     #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
     pub log_level: LogLevel,

@@ -353,6 +353,50 @@ pub enum Error {
         /// The path as given.
         path: String,
     },
+    /// A conditional change (`ifMatch`) to a file whose content is no
+    /// longer the version the agent named: nothing was changed.
+    #[error(
+        "Refusing to {op} '{path}': it is not the version named by ifMatch ({given}){current}; nothing was changed. Read the file again and reapply your change to what it holds now, with ifMatch set to the version that read returns"
+    )]
+    VersionMismatch {
+        /// `write`, `edit`, `move`, ...
+        op: &'static str,
+        /// The path as given.
+        path: String,
+        /// The client's `ifMatch`, shortened.
+        given: String,
+        /// What the file is now, worded: `; its current version is b3:…`,
+        /// `; it does not exist`, `; it is larger than the read limit`.
+        current: String,
+    },
+    /// The audit log cannot be written: changes are refused (reads go on).
+    #[error(
+        "Refusing to change files: {why}, and every change must be recorded there first; reads still work. The operator must fix the audit log and restart tuls"
+    )]
+    AuditUnavailable {
+        /// What failed.
+        why: String,
+    },
+    /// A change was made but its audit record could not be written.
+    #[error(
+        "The change was made, but {why}: it is not recorded in the audit log. Further changes are refused; reads still work"
+    )]
+    AuditNotRecorded {
+        /// What failed.
+        why: String,
+    },
+    /// `--require-if-match`: a change to an existing file without `ifMatch`.
+    #[error(
+        "Refusing to {op} '{path}' without ifMatch: this server requires every change to an existing file to name the version of the file it was based on. Read the file first (read_text_file, read_multiple_files and read_media_file give its version in structuredContent; get_file_info gives it in its text as well, so call get_file_info before reading), then call {tool} again with ifMatch set to that version"
+    )]
+    IfMatchRequired {
+        /// `write`, `edit`, `move`, ...
+        op: &'static str,
+        /// The path as given.
+        path: String,
+        /// The tool to call again.
+        tool: &'static str,
+    },
     /// The directory a write, create or move acts in was moved (or replaced)
     /// after tuls opened it beneath the root: the handle no longer leads
     /// where a fresh resolve from the root does, so nothing is done there.

@@ -14,7 +14,8 @@
 //! Beside them: [`text`] (pure code: edit matching, the diff, globs,
 //! formatting), [`error`] (the one error type), [`policy`] (selectors),
 //! [`limits`] (every bound), [`progress`] (throttled progress reports),
-//! [`cli`] and [`run`] (startup), [`log`] (the one log format).
+//! [`cli`] and [`run`] (startup), [`log`] (the one log format), [`audit`]
+//! (the audit log).
 #![forbid(unsafe_code)]
 
 #[cfg(windows)]
@@ -24,6 +25,7 @@ compile_error!(
      Windows does not offer in the same form; build on Linux or macOS"
 );
 
+pub mod audit;
 pub mod cli;
 pub mod error;
 pub mod fs;

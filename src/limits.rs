@@ -239,6 +239,9 @@ pub struct Limits {
     pub max_pending_reply_bytes: u64,
     /// See [`MAX_REPLY_CHARS`]; 0 is no budget.
     pub max_reply_chars: usize,
+    /// `--require-if-match`: every change to an existing file must name the
+    /// version it was based on (`ifMatch`).
+    pub require_if_match: bool,
 }
 
 impl Default for Limits {
@@ -258,6 +261,7 @@ impl Default for Limits {
             roots_wait_secs: ROOTS_WAIT_SECS,
             max_pending_reply_bytes: MAX_PENDING_REPLY_BYTES,
             max_reply_chars: MAX_REPLY_CHARS,
+            require_if_match: false,
         }
     }
 }

@@ -172,6 +172,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         roots_wait_secs: args.roots_timeout_secs,
         max_pending_reply_bytes: args.max_pending_reply_bytes,
         max_reply_chars: args.max_reply_chars,
+        require_if_match: args.require_if_match,
         ..Limits::default()
     };
     let home = std::env::var_os("HOME");
@@ -194,6 +195,17 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     let path_rules = match path_rules(&args, home.as_deref(), &mut opened) {
         Ok(r) => r,
         Err(e) => return config_error(e),
+    };
+    // The audit log is opened before Landlock, outside every root.
+    let audit = match (&args.audit, args.audit_fd) {
+        (Some(p), _) => Some(crate::audit::Target::Path(p)),
+        (None, Some(n)) => Some(crate::audit::Target::Fd(n)),
+        (None, None) => None,
+    };
+    let audit = match audit.map(|t| crate::audit::open(&t, &opened)) {
+        None => None,
+        Some(Ok(a)) => Some(std::sync::Arc::new(a)),
+        Some(Err(e)) => return config_error(e),
     };
     // Asked once, here: `available_parallelism` reads `/proc/self/cgroup`
     // and `/sys/fs/cgroup`, which Landlock (and the one-ambient-site rule)
@@ -248,7 +260,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     }
 
     let scope = Arc::new(Scope::new(opened, limits.max_path_bytes));
-    let server = match Server::new(scope, policy, limits, !args.no_client_roots) {
+    let server = match Server::new(scope, policy, limits, !args.no_client_roots, audit) {
         Ok(server) => server,
         Err(e) => {
             eprintln!("tuls: error: {e}");

@@ -13,6 +13,7 @@ mod util;
 /// Test modules: `tests/suite/<name>.rs`, one per area; add yours here.
 mod suite {
     mod append_copy;
+    mod audit;
     mod bounds;
     mod config;
     mod create_directory;
@@ -49,6 +50,7 @@ mod suite {
     mod spelling;
     mod startup_checks;
     mod tree_whole;
+    mod versions;
     mod write;
     mod write_escape;
 }

@@ -37,7 +37,9 @@ use rustix::io::Errno;
 
 use crate::error::{Error, Result};
 use crate::fs::file;
+use crate::fs::ifmatch::{self, Condition, WriteLock};
 use crate::fs::scope::{Target, still_reached};
+use crate::fs::version::Version;
 use crate::limits::{MAX_SYMLINK_HOPS, MAX_XATTR_BYTES};
 use crate::text::fmt::printable;
 
@@ -50,13 +52,28 @@ const TEMP_ATTEMPTS: usize = 4;
 
 /// Whether [`Dest::replace`] first checks that the file is still the one
 /// [`Dest::locate`] saw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Guard {
     /// Replace whatever is there (`write_file`).
     None,
     /// Refuse if the file was replaced or modified since it was located
-    /// (`edit_file`: the new content was computed from the old).
+    /// (its identity, size and times).
     Unchanged,
+    /// As [`Guard::Unchanged`], and the replaced file must have had this
+    /// content: it is swapped out with `RENAME_EXCHANGE`, hashed again (up
+    /// to the given bytes) and swapped back if an outside writer changed it
+    /// in between (`ifMatch`; `edit_file`, whose new content was computed
+    /// from the old).
+    Content {
+        /// The version the replaced file must have.
+        version: Version,
+        /// The most bytes hashed to tell (`--max-read-bytes`).
+        limit: u64,
+        /// Whether the client named the version (`ifMatch`): a refusal then
+        /// says which version the file has now; otherwise it is
+        /// [`Error::Changed`].
+        named: bool,
+    },
 }
 
 /// The identity and state of an existing regular file, from `lstat`.
@@ -99,6 +116,9 @@ pub struct Dest {
     leaf: String,
     existing: Option<Stamp>,
     given: String,
+    /// Set when an old file swapped out could not be swapped back: its
+    /// temp name then holds it and is not removed.
+    keep_temp: std::cell::Cell<bool>,
 }
 
 impl Dest {
@@ -132,6 +152,7 @@ impl Dest {
                     leaf,
                     existing: None,
                     given: given.to_owned(),
+                    keep_temp: Default::default(),
                 });
             }
             Err(e) => return Err(Error::io("open", given, &e)),
@@ -233,6 +254,7 @@ impl Dest {
                     leaf,
                     existing: None,
                     given: given.to_owned(),
+                    keep_temp: Default::default(),
                 });
             }
             Err(e) => return Err(Error::io("open", given, &e)),
@@ -280,6 +302,7 @@ impl Dest {
             leaf,
             existing: Some(Stamp::of(md)),
             given: given.to_owned(),
+            keep_temp: Default::default(),
         })
     }
 
@@ -316,6 +339,39 @@ impl Dest {
         }
     }
 
+    /// Takes the lock that makes a check and the replacement one step for
+    /// writers through tuls (see [`crate::fs::ifmatch`]); hold it across
+    /// [`Dest::check`] (or the read a new content is computed from) and
+    /// [`Dest::replace`].
+    pub fn lock(&self) -> WriteLock {
+        WriteLock::take(&self.parent, &self.leaf)
+    }
+
+    /// The check of a conditional change, under [`Dest::lock`]: refuses a
+    /// change to an existing file without `ifMatch` where one is required,
+    /// and a change whose file is not (or no longer) the version `ifMatch`
+    /// names. Returns the version checked, for a [`Guard::Content`]; from
+    /// here on the write is refused if the file is replaced or modified.
+    ///
+    /// For `write_file`, and for any writer that does not read the file
+    /// first (one that does compares with [`Condition::compare`]).
+    pub fn check(&mut self, cond: &Condition<'_>) -> Result<Option<Version>> {
+        cond.require_for_existing(&self.given, self.exists())?;
+        let Some(want) = cond.if_match else {
+            return Ok(None);
+        };
+        if !self.exists() {
+            return Err(cond.mismatch(&self.given, "; it does not exist".to_owned()));
+        }
+        let (v, md) = file::version_in(&self.parent, &self.leaf, &self.given, cond.limit)?;
+        // What was hashed is what the write must replace.
+        self.existing = Some(Stamp::of(&md));
+        match v {
+            Some(v) if v.matches(want) => Ok(Some(v)),
+            v => Err(cond.mismatch(&self.given, ifmatch::now_is(v.as_ref()))),
+        }
+    }
+
     /// Atomically replaces (or creates) the file with `bytes`.
     ///
     /// # Security
@@ -327,17 +383,40 @@ impl Dest {
     pub fn replace(&self, bytes: &[u8], guard: Guard) -> Result<()> {
         self.check_writable()?;
         self.check_parent()?;
+        // For the audit record: the version replaced (known when checked).
+        let before = match (&guard, crate::audit::note::active()) {
+            (Guard::Content { version, .. }, _) => Some(version.clone()),
+            (_, true) if self.exists() => file::version_in(
+                &self.parent,
+                &self.leaf,
+                &self.given,
+                crate::limits::MAX_READ_BYTES,
+            )
+            .ok()
+            .and_then(|(v, _)| v),
+            _ => None,
+        };
         let (tmp, mut f) = self.create_temp()?;
-        let result = self.fill_and_rename(&tmp, &mut f, bytes, guard);
+        let result = self.fill_and_rename(&tmp, &mut f, bytes, &guard);
         drop(f);
         if result.is_err() {
             // The rename did not happen: the target is untouched.
-            let _ = self.parent.remove_file(&tmp);
+            if !self.keep_temp.get() {
+                let _ = self.parent.remove_file(&tmp);
+            }
             return result;
         }
         // The new content is in place; make the rename durable.
         if let Err(e) = sync_dir(&self.parent) {
             tracing::warn!(error = %e, "fsync of the directory after a write failed");
+        }
+        if crate::audit::note::active() {
+            let change = crate::audit::Change {
+                path: self.given.clone(),
+                before,
+                after: Some(Version::of(bytes)),
+            };
+            crate::audit::note::changed(change, bytes.len() as u64);
         }
         Ok(())
     }
@@ -370,7 +449,7 @@ impl Dest {
         tmp: &str,
         f: &mut cap_std::fs::File,
         bytes: &[u8],
-        guard: Guard,
+        guard: &Guard,
     ) -> Result<()> {
         let given = self.given.as_str();
         f.write_all(bytes)
@@ -399,7 +478,7 @@ impl Dest {
             copy_xattrs(&src, f, given)?;
         }
         f.sync_all().map_err(|e| Error::io("fsync", given, &e))?;
-        if guard == Guard::Unchanged {
+        if *guard != Guard::None {
             let now = self.parent.symlink_metadata(&self.leaf).ok();
             if now.as_ref().map(Stamp::of) != self.existing {
                 return Err(Error::Changed {
@@ -411,7 +490,7 @@ impl Dest {
         // the root since it was opened would take the new file with it.
         self.check_parent()?;
         let ours = f.metadata().map_err(|e| Error::io("write", given, &e))?;
-        self.put_in_place(tmp, (ours.dev(), ours.ino()))
+        self.put_in_place(tmp, (ours.dev(), ours.ino()), guard)
     }
 
     /// Puts the temp file in place, then makes sure it did not land in a
@@ -424,7 +503,7 @@ impl Dest {
     /// known to be in place. Elsewhere (a new file, or a filesystem without
     /// exchange) it is a plain rename, and an undo can only remove the new
     /// file.
-    fn put_in_place(&self, tmp: &str, ours: (u64, u64)) -> Result<()> {
+    fn put_in_place(&self, tmp: &str, ours: (u64, u64), guard: &Guard) -> Result<()> {
         let given = self.given.as_str();
         let exchanged = self.existing.is_some()
             && match renameat_with(
@@ -435,6 +514,12 @@ impl Dest {
                 RenameFlags::EXCHANGE,
             ) {
                 Ok(()) => true,
+                // Gone meanwhile: a conditional write is refused.
+                Err(Errno::NOENT) if matches!(guard, Guard::Content { .. }) => {
+                    return Err(Error::Changed {
+                        path: given.to_owned(),
+                    });
+                }
                 // Gone meanwhile (a plain write creates it), or no exchange
                 // on this filesystem: a plain rename.
                 Err(Errno::NOENT | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => false,
@@ -449,6 +534,34 @@ impl Dest {
             if is_dir {
                 self.swap_back(tmp);
                 return Err(is_a_directory(given));
+            }
+            // The old content, swapped out, must be what the check saw: an
+            // outside writer may have changed it after the check, within
+            // one timestamp tick and at the same size.
+            if let Guard::Content {
+                version,
+                limit,
+                named,
+            } = guard
+            {
+                let now = file::version_in(&self.parent, tmp, given, *limit)
+                    .ok()
+                    .and_then(|(v, _)| v);
+                if now.as_ref() != Some(version) {
+                    self.swap_back(tmp);
+                    return Err(if *named {
+                        Error::VersionMismatch {
+                            op: "write",
+                            path: given.to_owned(),
+                            given: version.to_string(),
+                            current: ifmatch::now_is(now.as_ref()),
+                        }
+                    } else {
+                        Error::Changed {
+                            path: given.to_owned(),
+                        }
+                    });
+                }
             }
         } else {
             self.parent
@@ -483,7 +596,10 @@ impl Dest {
             self.leaf.as_str(),
             RenameFlags::EXCHANGE,
         ) {
-            tracing::warn!(error = %e, "cannot swap the old file back");
+            // The old file stays under the temp name rather than be removed
+            // with it.
+            self.keep_temp.set(true);
+            tracing::warn!(error = %e, temp = %printable(tmp), "cannot swap the old file back; it is kept under the temp name");
         }
     }
 
@@ -706,6 +822,7 @@ impl Dest {
                 leaf,
                 existing: None,
                 given: given.to_owned(),
+                keep_temp: Default::default(),
             }),
             Err(e) => Err(Error::io("open", given, &e)),
         }
@@ -837,6 +954,25 @@ impl Dest {
 /// Locates `t` and replaces its content with `bytes` (`write_file`).
 pub fn write(t: &Target, bytes: &[u8]) -> Result<()> {
     Dest::locate(t)?.replace(bytes, Guard::None)
+}
+
+/// Locates `t` and replaces its content with `bytes` if `cond` holds
+/// (`write_file` with `ifMatch` or `--require-if-match`): the check and
+/// the replacement under one [`WriteLock`], the replaced file verified
+/// after the exchange. Returns the version written.
+pub fn write_if(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<Version> {
+    let mut dest = Dest::locate(t)?;
+    let _lock = dest.lock();
+    let guard = match dest.check(cond)? {
+        Some(version) => Guard::Content {
+            version,
+            limit: cond.limit,
+            named: true,
+        },
+        None => Guard::None,
+    };
+    dest.replace(bytes, guard)?;
+    Ok(Version::of(bytes))
 }
 
 /// The parent's relative path and the plain final name of `t`; a path that
@@ -976,6 +1112,47 @@ mod tests {
         root.dir.write("f/keep", "k").unwrap();
         assert!(dest.replace(b"mine", Guard::None).is_err());
         assert_eq!(root.dir.read("f/keep").unwrap(), b"k");
+        assert_eq!(names(&root), ["f"]);
+    }
+
+    /// An outside writer that rewrote the file in place within one
+    /// timestamp tick after the check (same identity, size and times: the
+    /// stamp check before the rename passes) is caught by content: the
+    /// exchange swaps its file out, the hash differs, it is swapped back.
+    /// The rewrite is stood in for by a check that saw other content.
+    #[test]
+    fn a_change_after_the_check_is_swapped_back_by_content() {
+        let (_tmp, root) = root();
+        root.dir.write("f", "v2-bbbb").unwrap();
+        let dest = Dest::locate(&target(&root, "f")).unwrap();
+        let guard = |named| Guard::Content {
+            version: Version::of(b"v1-aaaa"),
+            limit: 1 << 20,
+            named,
+        };
+        let err = dest.replace(b"mine", guard(true)).unwrap_err();
+        assert!(matches!(err, Error::VersionMismatch { .. }), "{err}");
+        assert!(
+            err.to_string().contains(Version::of(b"v2-bbbb").as_str()),
+            "{err}"
+        );
+        assert_eq!(root.dir.read("f").unwrap(), b"v2-bbbb");
+        assert_eq!(names(&root), ["f"]);
+        // Without ifMatch (edit_file's own check) it is a plain "changed".
+        let err = dest.replace(b"mine", guard(false)).unwrap_err();
+        assert!(matches!(err, Error::Changed { .. }), "{err}");
+        assert_eq!(root.dir.read("f").unwrap(), b"v2-bbbb");
+        assert_eq!(names(&root), ["f"]);
+        // The version it has: the write goes through (located afresh: the
+        // swaps back changed its ctime).
+        let dest = Dest::locate(&target(&root, "f")).unwrap();
+        let ok = Guard::Content {
+            version: Version::of(b"v2-bbbb"),
+            limit: 1 << 20,
+            named: true,
+        };
+        dest.replace(b"mine", ok).unwrap();
+        assert_eq!(root.dir.read("f").unwrap(), b"mine");
         assert_eq!(names(&root), ["f"]);
     }
 

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
 use crate::fs::scope::Target;
+use crate::fs::version::{self, Version};
 use crate::text::lines;
 
 const CHUNK: usize = 64 * 1024;
@@ -69,10 +70,74 @@ pub(crate) fn open_regular_in(dir: &Dir, rel: &str, given: &str) -> Result<(File
     open_regular_at(dir, rel, given, true)
 }
 
-/// Opens `rel` beneath `dir`; with `walked`, `rel` is a final name the rule
-/// walk already resolved, so a symlink found there now (swapped in since)
-/// is refused, never followed.
+/// Opens `rel` beneath `dir` for a read the agent asked for, and asks the
+/// reply budget for what the read may hold before a byte is read; with
+/// `walked`, `rel` is a final name already resolved (by the rule walk or
+/// the writer), so a symlink found there now is refused, never followed.
 fn open_regular_at(dir: &Dir, rel: &str, given: &str, walked: bool) -> Result<(File, u64)> {
+    let (file, size) = open_checked(dir, rel, given, walked, Atime::Update)?;
+    // Before a byte is read: the reply budget this read may hold.
+    crate::memory::file_opened(size)?;
+    Ok((file, size))
+}
+
+/// The version of the whole regular file `t` names (`None` above `limit`
+/// bytes or when it changed while hashed), read in constant memory: what
+/// `get_file_info` reports.
+pub fn version(t: &Target, limit: u64) -> Result<Option<Version>> {
+    let dir = t.dir().map_err(|e| Error::io("open", &t.given, &e))?;
+    let walked = t.walked().is_some();
+    let rel = if walked {
+        t.rel().trim_end_matches('/').to_owned()
+    } else {
+        t.rel()
+    };
+    let (file, _) = open_checked(dir, &rel, &t.given, walked, Atime::Keep)?;
+    version::of_file(&file, limit, &t.given)
+}
+
+/// The version of the regular file `leaf` in `dir` and the file's
+/// metadata as hashed (for the writer's conditional writes).
+pub(crate) fn version_in(
+    dir: &Dir,
+    leaf: &str,
+    given: &str,
+    limit: u64,
+) -> Result<(Option<Version>, cap_std::fs::Metadata)> {
+    let (file, _) = open_checked(dir, leaf, given, true, Atime::Keep)?;
+    let v = version::of_file(&file, limit, given)?;
+    let md = file.metadata().map_err(|e| Error::io("open", given, &e))?;
+    Ok((v, md))
+}
+
+/// `O_NOATIME`, where there is one (Linux).
+#[cfg(target_os = "linux")]
+const NOATIME: rustix::fs::OFlags = rustix::fs::OFlags::NOATIME;
+#[cfg(not(target_os = "linux"))]
+const NOATIME: rustix::fs::OFlags = rustix::fs::OFlags::empty();
+
+/// Whether hashing a file for its version may update its access time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Atime {
+    /// A read the agent asked for: as any read.
+    Update,
+    /// Only hashed (`get_file_info`, a write's check): `O_NOATIME` where the
+    /// process may use it (it owns the file, or has `CAP_FOWNER`), so a
+    /// metadata tool leaves the access time as it was.
+    Keep,
+}
+
+/// Opens a regular file for reading (never blocking on a FIFO, refusing
+/// anything but a regular file, the handle checked to be what was looked
+/// up), without asking the reply budget; with `walked`, a final symlink is
+/// refused, never followed.
+fn open_checked(
+    dir: &Dir,
+    rel: &str,
+    given: &str,
+    walked: bool,
+    atime: Atime,
+) -> Result<(File, u64)> {
     let md = if walked {
         dir.symlink_metadata(rel)
     } else {
@@ -88,15 +153,24 @@ fn open_regular_at(dir: &Dir, rel: &str, given: &str, walked: bool) -> Result<(F
             kind: kind_name(md.file_type()),
         });
     }
-    let mut opts = OpenOptions::new();
-    opts.read(true)
-        .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32);
-    if walked {
-        opts.follow(FollowSymlinks::No);
+    let base = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    let open = |flags: rustix::fs::OFlags| {
+        let mut opts = OpenOptions::new();
+        opts.read(true).custom_flags(flags.bits() as i32);
+        if walked {
+            opts.follow(FollowSymlinks::No);
+        }
+        dir.open_with(rel, &opts)
+    };
+    let file = match atime {
+        Atime::Update => open(base),
+        // EPERM: not the owner; read as any read does.
+        Atime::Keep => match open(base | NOATIME) {
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => open(base),
+            other => other,
+        },
     }
-    let file = dir
-        .open_with(rel, &opts)
-        .map_err(|e| Error::io("open", given, &e))?;
+    .map_err(|e| Error::io("open", given, &e))?;
     let fmd = file.metadata().map_err(|e| Error::io("open", given, &e))?;
     if !fmd.is_file() || fmd.dev() != md.dev() || fmd.ino() != md.ino() {
         return Err(Error::NotARegularFile {
@@ -104,8 +178,6 @@ fn open_regular_at(dir: &Dir, rel: &str, given: &str, walked: bool) -> Result<(F
             kind: kind_name(fmd.file_type()),
         });
     }
-    // Before a byte is read: the reply budget this read may hold.
-    crate::memory::file_opened(fmd.len())?;
     Ok((file, fmd.len()))
 }
 
@@ -159,6 +231,7 @@ fn read_opened(file: File, size: u64, given: &str, limit: u64) -> Result<Vec<u8>
     if buf.len() as u64 > limit {
         return Err(too_large(buf.len() as u64));
     }
+    crate::audit::note::read(buf.len() as u64);
     Ok(buf)
 }
 
@@ -220,14 +293,24 @@ pub fn give_back(mut buf: Vec<u8>) {
     }
 }
 
-/// The first `n` lines, as the reference's `head` returns them.
-pub fn read_head(t: &Target, n: f64, limit: u64) -> Result<String> {
+/// The first `n` lines, as the reference's `head` returns them, and the
+/// version of the whole file (when it is within `limit`, see
+/// [`version::with_read`]).
+pub fn read_head(t: &Target, n: f64, limit: u64) -> Result<(String, Option<Version>)> {
+    let (file, size) = open_regular(t)?;
+    version::with_read(&file, limit, &t.given, || {
+        let text = head_from(&file, size, t, n, limit)?;
+        crate::audit::note::read(text.len() as u64);
+        Ok(text)
+    })
+}
+
+fn head_from(mut file: &File, size: u64, t: &Target, n: f64, limit: u64) -> Result<String> {
     let given = t.given.as_str();
     if n <= 0.0 || n.is_nan() {
         return Ok(String::new());
     }
     let want = n.ceil().min(u64::MAX as f64) as u64;
-    let (mut file, size) = open_regular(t)?;
     let mut covered = Covered(size);
     let mut buf = Vec::new();
     let mut newlines = 0u64;
@@ -253,15 +336,24 @@ pub fn read_head(t: &Target, n: f64, limit: u64) -> Result<String> {
     Ok(head_of(&String::from_utf8_lossy(&buf), want))
 }
 
-/// The last `n` lines, as the reference's `tail` returns them. Reads only
-/// from the end of the file.
-pub fn read_tail(t: &Target, n: f64, limit: u64) -> Result<String> {
+/// The last `n` lines, as the reference's `tail` returns them, and the
+/// version of the whole file (as [`read_head`]). Reads only from the end
+/// of the file (the version alone reads it whole, within `limit`).
+pub fn read_tail(t: &Target, n: f64, limit: u64) -> Result<(String, Option<Version>)> {
+    let (file, size) = open_regular(t)?;
+    version::with_read(&file, limit, &t.given, || {
+        let text = tail_from(&file, size, t, n, limit)?;
+        crate::audit::note::read(text.len() as u64);
+        Ok(text)
+    })
+}
+
+fn tail_from(mut file: &File, size: u64, t: &Target, n: f64, limit: u64) -> Result<String> {
     let given = t.given.as_str();
     if n < 0.0 || n.is_nan() {
         return Ok(String::new());
     }
     let want = n.trunc().min(u64::MAX as f64) as u64;
-    let (mut file, size) = open_regular(t)?;
     if want == 0 {
         // The reference's slice(-0) keeps every line.
         if size > limit {
@@ -320,8 +412,26 @@ pub fn read_tail(t: &Target, n: f64, limit: u64) -> Result<String> {
 /// start: only as far as the range's end (or the first cap it meets), in
 /// constant memory, so any range of a file of any size can be read. The
 /// scan to the first line is bounded by `max_scan` bytes, and checked for
-/// cancellation between chunks.
+/// cancellation between chunks. With it, the version of the whole file (as
+/// [`read_head`]; hashing it reads the file whole, within `limit`).
 pub fn read_range(
+    t: &Target,
+    range: lines::Range,
+    caps: lines::Caps,
+    max_scan: u64,
+    cancel: &CancellationToken,
+    limit: u64,
+) -> Result<((String, lines::End), Option<Version>)> {
+    let (file, _) = open_regular(t)?;
+    version::with_read(&file, limit, &t.given, || {
+        let out = range_from(&file, t, range, caps, max_scan, cancel)?;
+        crate::audit::note::read(out.0.len() as u64);
+        Ok(out)
+    })
+}
+
+fn range_from(
+    mut file: &File,
     t: &Target,
     range: lines::Range,
     caps: lines::Caps,
@@ -329,7 +439,6 @@ pub fn read_range(
     cancel: &CancellationToken,
 ) -> Result<(String, lines::End)> {
     let given = t.given.as_str();
-    let (mut file, _) = open_regular(t)?;
     let mut collector = lines::Collector::new(range, caps);
     let mut chunk = vec![0u8; CHUNK];
     let mut scanned = 0u64;
@@ -514,11 +623,11 @@ mod tests {
             ),
             (
                 "head",
-                Box::new(|| read_head(&target(), 5.0, 32 << 20).map(|s| s.len())),
+                Box::new(|| read_head(&target(), 5.0, 32 << 20).map(|s| s.0.len())),
             ),
             (
                 "tail 0",
-                Box::new(|| read_tail(&target(), 0.0, 32 << 20).map(|s| s.len())),
+                Box::new(|| read_tail(&target(), 0.0, 32 << 20).map(|s| s.0.len())),
             ),
         ];
         let mut short = Vec::new();

@@ -6,7 +6,8 @@
 //! directories without following symlinks ([`walk`], [`tree`]), the walk
 //! of a content search with its ignore files ([`search`]), the one
 //! writer ([`atomic`], with appending in [`append`] and copying in
-//! [`copy`]), Landlock ([`sandbox`]), and the platform split
+//! [`copy`]), version tokens ([`version`]) and the conditional-change check
+//! ([`ifmatch`]), Landlock ([`sandbox`]), and the platform split
 //! ([`sys`]: Linux and the portable, macOS backend).
 //! May touch: the root `Dir` handles, and nothing by an ambient path after
 //! startup. Knows nothing of MCP or JSON.
@@ -16,10 +17,12 @@ pub mod atomic;
 pub mod canon;
 pub mod copy;
 pub mod file;
+pub mod ifmatch;
 pub mod roots;
 pub mod sandbox;
 pub mod scope;
 pub mod search;
 pub mod sys;
 pub mod tree;
+pub mod version;
 pub mod walk;

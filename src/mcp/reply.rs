@@ -1,10 +1,11 @@
 //! Tool results and errors as MCP replies: the one mapping.
 //!
 //! Owns: turning a tool's [`Output`] or [`Error`] into a `CallToolResult`.
-//! A successful result is built without `structuredContent`: the writer in
+//! A successful result is built without `structuredContent` (or with only
+//! the small fields it adds, such as a `version`): the writer in
 //! [`super::stdio`] writes `{"content": <text>}` (a text block) or
-//! `{"content": [<block>]}` (a media block) from the one content block
-//! itself, so a large reply is never held twice. In-process callers (the
+//! `{"content": [<block>]}` (a media block), with those fields, from the
+//! one content block itself, so a large reply is never held twice. In-process callers (the
 //! fuzz targets) add it with [`with_structured_content`].
 //! May touch: nothing (no I/O).
 
@@ -29,14 +30,36 @@ pub fn tool_result(result: Result<Output, Error>) -> CallToolResult {
             r.structured_content = Some(data);
             r
         }
+        Ok(Output::WithData(out, data)) => {
+            let mut r = tool_result(Ok(*out));
+            if mirrors(&r) && !data.is_empty() {
+                r.structured_content = Some(serde_json::Value::Object(data));
+            }
+            r
+        }
         Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
     }
 }
 
-/// Whether the writer adds `structuredContent` to `r`: a successful result
-/// with one content block and none of its own.
+/// The fields a mirrored result may add beside its block's `content`.
+const EXTRA_FIELDS: [&str; 2] = ["version", "versions"];
+
+/// Whether the writer adds `structuredContent` to `r` from its one content
+/// block: a successful result with one block and no `structuredContent` of
+/// its own, or only fields to add beside the block's ([`EXTRA_FIELDS`]; a
+/// search's own data, with other keys, is not mirrored).
 pub fn mirrors(r: &CallToolResult) -> bool {
-    r.is_error != Some(true) && r.structured_content.is_none() && r.content.len() == 1
+    r.is_error != Some(true)
+        && r.content.len() == 1
+        && r.structured_content.as_ref().is_none_or(|v| {
+            v.as_object()
+                .is_some_and(|o| o.keys().all(|k| EXTRA_FIELDS.contains(&k.as_str())))
+        })
+}
+
+/// The fields a mirrored result adds beside its block's `content`.
+pub fn extra_fields(r: &CallToolResult) -> Option<&serde_json::Map<String, serde_json::Value>> {
+    r.structured_content.as_ref().and_then(|v| v.as_object())
 }
 
 /// `r` with the `structuredContent` the writer would write, for callers
@@ -45,10 +68,15 @@ pub fn with_structured_content(mut r: CallToolResult) -> CallToolResult {
     if mirrors(&r)
         && let Some(block) = r.content.first()
     {
-        r.structured_content = Some(match block.as_text() {
-            Some(t) => json!({ "content": t.text }),
-            None => json!({ "content": [block] }),
-        });
+        let mut out = extra_fields(&r).cloned().unwrap_or_default();
+        out.insert(
+            "content".to_owned(),
+            match block.as_text() {
+                Some(t) => json!(t.text),
+                None => json!([block]),
+            },
+        );
+        r.structured_content = Some(serde_json::Value::Object(out));
     }
     r
 }
@@ -83,5 +111,12 @@ mod tests {
         let img = json!({"type": "image", "data": "aGk=", "mimeType": "image/png"});
         let r = with_structured_content(tool_result(Ok(Output::Media(img.clone()))));
         assert_eq!(r.structured_content, Some(json!({"content": [img]})));
+        let v = crate::fs::version::Version::of(b"x");
+        let r = tool_result(Ok(Output::Text("t".into()).with_version(Some(&v))));
+        assert!(mirrors(&r));
+        assert_eq!(
+            with_structured_content(r).structured_content,
+            Some(json!({"content": "t", "version": v.as_str()}))
+        );
     }
 }

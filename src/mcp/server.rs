@@ -26,6 +26,7 @@ use super::flow::{CallBudget, Flow, Reservation, held_bytes};
 use super::reply;
 use super::roots::ClientRoots;
 use super::workers::Workers;
+use crate::audit::{Audit, Call};
 use crate::error::Error;
 use crate::fs::scope::Scope;
 use crate::limits::{Limits, MAX_CALLS_IN_FLIGHT};
@@ -47,6 +48,7 @@ struct Inner {
     flow: Arc<Flow>,
     instructions: String,
     workers: Workers,
+    audit: Option<Arc<Audit>>,
 }
 
 /// Roots named in the `initialize` instructions; more are counted.
@@ -122,6 +124,7 @@ impl Server {
         policy: Policy,
         limits: Limits,
         client_roots: bool,
+        audit: Option<Arc<Audit>>,
     ) -> Result<Self, String> {
         let tools = tools::list(|name| policy.is_enabled(name))?;
         let roots = Arc::new(ClientRoots::new(
@@ -145,6 +148,7 @@ impl Server {
                 roots,
                 flow,
                 workers: Workers::new(crate::fs::tree::walk_threads()),
+                audit,
             }),
         })
     }
@@ -265,12 +269,41 @@ impl Server {
             cancel,
             progress,
         };
+        let mutation = tool.capability == tools::Capability::Write;
+        let audit = self.inner.audit.as_deref();
+        if mutation && let Some(why) = audit.and_then(Audit::refusal) {
+            return (
+                reply::tool_result(Err(Error::AuditUnavailable { why })),
+                budget.take(),
+            );
+        }
+        let given = audit.map(|_| path_args(&args));
         let run = std::panic::AssertUnwindSafe(|| {
-            crate::memory::with_grant(budget.clone(), || tools::dispatch(&ctx, tool, args))
+            crate::memory::with_grant(budget.clone(), || match audit {
+                Some(_) => crate::audit::note::collect(|| tools::dispatch(&ctx, tool, args)),
+                None => (tools::dispatch(&ctx, tool, args), Default::default()),
+            })
         });
         let result = match std::panic::catch_unwind(run) {
-            Ok(result) => reply::tool_result(result),
-            Err(_) => panicked(tool),
+            Ok((result, note)) => match (audit, given) {
+                (Some(audit), Some(given)) => {
+                    reply::tool_result(audited(audit, &ctx, tool, given, result, note))
+                }
+                _ => reply::tool_result(result),
+            },
+            Err(_) => {
+                if let Some(audit) = audit {
+                    audit.record(Call {
+                        tool: tool.name,
+                        paths: Vec::new(),
+                        outcome: "error",
+                        error: Some("Panicked".to_owned()),
+                        mutation,
+                        note: Default::default(),
+                    });
+                }
+                panicked(tool)
+            }
         };
         (result, budget.take())
     }
@@ -278,6 +311,72 @@ impl Server {
     /// The session's filesystem workers.
     pub(super) fn workers(&self) -> &Workers {
         &self.inner.workers
+    }
+}
+
+/// The path arguments of a call, as given (`path`, `paths`, `source`,
+/// `destination`), for its audit record.
+fn path_args(args: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for key in ["path", "source", "destination"] {
+        if let Some(p) = args.get(key).and_then(Value::as_str) {
+            out.push(p.to_owned());
+        }
+    }
+    if let Some(list) = args.get("paths").and_then(Value::as_array) {
+        out.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+    }
+    out
+}
+
+/// Records a finished call in the audit log. A change is acknowledged only
+/// once its record is synced: if it cannot be, the reply says the change
+/// was made but not recorded (and later changes are refused).
+fn audited(
+    audit: &Audit,
+    ctx: &Ctx,
+    tool: &ToolDef,
+    given: Vec<String>,
+    result: Result<tools::Output, Error>,
+    note: crate::audit::Note,
+) -> Result<tools::Output, Error> {
+    let paths = given
+        .into_iter()
+        .map(|g| {
+            let canonical = ctx.scope.resolve(&g).ok().map(|t| {
+                let rel = t.rel();
+                let base = t.root.display.trim_end_matches('/');
+                if rel == "." {
+                    t.root.display.clone()
+                } else {
+                    format!("{base}/{rel}")
+                }
+            });
+            json!({"given": g, "canonical": canonical})
+        })
+        .collect();
+    let error = result.as_ref().err().map(|e| {
+        let debug = format!("{e:?}");
+        debug
+            .split(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    });
+    let mutation = tool.capability == tools::Capability::Write;
+    let written = audit.record(Call {
+        tool: tool.name,
+        paths,
+        outcome: if result.is_ok() { "ok" } else { "error" },
+        error,
+        mutation,
+        note,
+    });
+    match result {
+        Ok(_) if mutation && !written => Err(Error::AuditNotRecorded {
+            why: audit.refusal().unwrap_or_default(),
+        }),
+        other => other,
     }
 }
 
@@ -303,6 +402,9 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
+        if let Some(audit) = &self.inner.audit {
+            audit.set_client(&request.client_info.name, &request.client_info.version);
+        }
         #[allow(deprecated)] // MCP roots: deprecated by SEP-2577, still sent by older clients
         let declares_roots = request.capabilities.roots.is_some();
         self.inner.roots.on_initialize(declares_roots);

@@ -70,10 +70,30 @@ struct Mirrored<'a> {
 enum Mirror<'a> {
     Text {
         content: &'a str,
+        #[serde(flatten)]
+        extra: Extra<'a>,
     },
     Block {
         content: [&'a rmcp::model::ContentBlock; 1],
+        #[serde(flatten)]
+        extra: Extra<'a>,
     },
+}
+
+/// The fields a mirrored result adds beside `content` (a `version`), taken
+/// out of the result so that it is not written twice.
+type Extra<'a> = Option<&'a serde_json::Map<String, serde_json::Value>>;
+
+/// Takes the added fields out of a mirrored tool result (see
+/// [`super::reply::extra_fields`]).
+fn take_extra(item: &mut TxJsonRpcMessage<RoleServer>) -> Option<serde_json::Value> {
+    if let JsonRpcMessage::Response(resp) = item
+        && let ServerResult::CallToolResult(r) = &mut resp.result
+        && mirrors(r)
+    {
+        return r.structured_content.take();
+    }
+    None
 }
 
 /// A text reply at least this long is escaped once and spliced into its
@@ -124,6 +144,7 @@ impl Splice {
         &mut self,
         out: &mut W,
         mut item: TxJsonRpcMessage<RoleServer>,
+        extra: Extra<'_>,
     ) -> std::io::Result<Option<TxJsonRpcMessage<RoleServer>>> {
         let JsonRpcMessage::Response(resp) = &mut item else {
             return Ok(Some(item));
@@ -142,7 +163,7 @@ impl Splice {
         }
         let text = std::mem::replace(&mut t.text, self.marker.clone());
         self.frame.clear();
-        write_framed(&mut self.frame, &item)?;
+        write_framed(&mut self.frame, &item, extra)?;
         let parts = split_twice(&self.frame, &self.quoted);
         let Some((head, middle, tail)) = parts else {
             // Cannot happen with a random marker; stay correct regardless.
@@ -218,9 +239,12 @@ fn write_message<W: std::io::Write>(
     item: TxJsonRpcMessage<RoleServer>,
     splice: &mut Splice,
 ) -> std::io::Result<()> {
-    match splice.write(out, item)? {
+    let mut item = item;
+    let extra = take_extra(&mut item);
+    let extra = extra.as_ref().and_then(serde_json::Value::as_object);
+    match splice.write(out, item, extra)? {
         None => Ok(()),
-        Some(item) => write_framed(out, &item),
+        Some(item) => write_framed(out, &item, extra),
     }
 }
 
@@ -229,6 +253,7 @@ fn write_message<W: std::io::Write>(
 fn write_framed<W: std::io::Write>(
     out: &mut W,
     item: &TxJsonRpcMessage<RoleServer>,
+    extra: Extra<'_>,
 ) -> std::io::Result<()> {
     if let JsonRpcMessage::Response(resp) = item
         && let ServerResult::CallToolResult(r) = &resp.result
@@ -236,8 +261,14 @@ fn write_framed<W: std::io::Write>(
         && let Some(block) = r.content.first()
     {
         let structured = match block.as_text() {
-            Some(t) => Mirror::Text { content: &t.text },
-            None => Mirror::Block { content: [block] },
+            Some(t) => Mirror::Text {
+                content: &t.text,
+                extra,
+            },
+            None => Mirror::Block {
+                content: [block],
+                extra,
+            },
         };
         let env = Envelope {
             jsonrpc: "2.0",
@@ -766,7 +797,7 @@ mod tests {
                 JsonRpcMessage::response(ServerResult::CallToolResult(r), id.clone())
             };
             let mut plain = Vec::new();
-            write_framed(&mut plain, &m(r.clone())).unwrap();
+            write_framed(&mut plain, &m(r.clone()), None).unwrap();
             let mut spliced = Vec::new();
             write_message(&mut spliced, m(r), &mut splice).unwrap();
             assert_eq!(
@@ -791,7 +822,7 @@ mod tests {
             assert!(big.len() > 2 * STREAM_PIECE_BYTES);
             let r = CallToolResult::success(vec![ContentBlock::text(big)]);
             let mut plain = Vec::new();
-            write_framed(&mut plain, &m(r.clone())).unwrap();
+            write_framed(&mut plain, &m(r.clone()), None).unwrap();
             let mut spliced = Vec::new();
             write_message(&mut spliced, m(r), &mut splice).unwrap();
             assert!(

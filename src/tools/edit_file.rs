@@ -7,7 +7,8 @@
 //! no byte is ever rewritten lossily. Edits apply in order, each `oldText`
 //! must occur exactly once, and nothing is normalized; any failing edit fails
 //! the whole call and writes nothing. The write refuses to land if the file
-//! changed after it was read.
+//! changed after it was read (checked again after the exchange, by content),
+//! and with `ifMatch` unless what was read is that version.
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
@@ -15,6 +16,8 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::atomic::{Dest, Guard};
+use crate::fs::ifmatch::Condition;
+use crate::fs::version::Version;
 use crate::text::budget::{ReplyBudget, append_notice, whole_lines};
 use crate::text::{diff, edit};
 
@@ -29,7 +32,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::write(false, true),
     input: schema::<Params>,
-    output: OutputKind::Text,
+    output: OutputKind::Versioned,
     plan: Plan::edit,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
@@ -60,6 +63,10 @@ pub struct Params {
     /// Preview changes using git-style diff format
     #[serde(default)]
     pub dry_run: bool,
+    /// Refuse unless the file is at this version (a read's `version`).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub if_match: Option<String>,
 }
 
 /// Applies the edits (unless `dryRun`) and returns the diff.
@@ -72,6 +79,13 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     }
     let t = ctx.scope.resolve(&p.path)?;
     let dest = Dest::locate(&t)?;
+    let cond = Condition {
+        if_match: p.if_match.as_deref(),
+        require: ctx.limits.require_if_match && !p.dry_run,
+        limit: ctx.limits.max_read_bytes,
+        op: "edit",
+        tool: NAME,
+    };
     if !dest.exists() {
         return Err(Error::Os {
             code: "ENOENT",
@@ -80,7 +94,13 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             path: p.path.clone(),
         });
     }
+    cond.require_for_existing(&p.path, true)?;
+    // The read the edits apply to, the check and the write are one step
+    // for writers through tuls.
+    let _lock = dest.lock();
     let bytes = dest.read_all(ctx.limits.max_read_bytes)?;
+    let version = Version::of(&bytes);
+    cond.compare(&p.path, &version)?;
     let old = String::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
         path: p.path.clone(),
         offset: e.utf8_error().valid_up_to(),
@@ -98,10 +118,18 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         reason,
     })?;
     let diff = diff::unified_diff(&p.path, &old, &new);
+    let mut after = version;
     if !p.dry_run && new != old {
-        dest.replace(new.as_bytes(), Guard::Unchanged)?;
+        let guard = Guard::Content {
+            version: after,
+            limit: ctx.limits.max_read_bytes,
+            named: p.if_match.is_some(),
+        };
+        dest.replace(new.as_bytes(), guard)?;
+        after = Version::of(new.as_bytes());
     }
-    Ok(Output::Text(cut_diff(&ctx.reply_budget(), diff, p.dry_run)))
+    let text = cut_diff(&ctx.reply_budget(), diff, p.dry_run);
+    Ok(Output::Text(text).with_version(Some(&after)))
 }
 
 /// A diff cut to the reply budget at a whole line, its fence closed, with

@@ -1,5 +1,6 @@
 //! `get_file_info`: metadata of one path, following in-root symlinks as the
-//! reference does. Times are printed in UTC. Touches: scope.
+//! reference does. Times are printed in UTC; a regular file's version (the
+//! hash of its content) goes in `structuredContent`. Touches: scope, file.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -9,6 +10,7 @@ use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
+use crate::fs::file;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get the metadata of a file or directory: size, creation, modification and access times, permissions and type.";
@@ -21,7 +23,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
-    output: OutputKind::Text,
+    output: OutputKind::Versioned,
     plan: Plan::small,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
@@ -62,7 +64,22 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         md.is_file(),
         md.mode() & 0o777,
     );
-    Ok(Output::Text(text))
+    // A regular file within the read limit has a version (the reference's
+    // text is kept: the version goes in `structuredContent`, and in the
+    // text only where every write must name one, `--require-if-match`).
+    let version = if md.is_file() {
+        // One it cannot read (no read permission) just has none.
+        file::version(&t, ctx.limits.max_read_bytes).ok().flatten()
+    } else {
+        None
+    };
+    let mut text = text;
+    if ctx.limits.require_if_match
+        && let Some(v) = &version
+    {
+        text.push_str(&format!("\nversion: {v}"));
+    }
+    Ok(Output::Text(text).with_version(version.as_ref()))
 }
 
 #[cfg(test)]

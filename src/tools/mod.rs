@@ -113,6 +113,14 @@ pub enum OutputKind {
     /// One text block, and `structuredContent` of its own: the result as
     /// data, with this output schema.
     Structured(fn() -> Value),
+    /// One text block; `structuredContent` adds the file's `version` when
+    /// there is one (whole-file reads, `get_file_info`, writes).
+    Versioned,
+    /// One media block; `structuredContent` adds the file's `version`.
+    VersionedMedia,
+    /// One text block; `structuredContent` adds `versions`, one per file
+    /// shown whole (`read_multiple_files`).
+    Versions,
 }
 
 /// One tool, declared once.
@@ -184,6 +192,21 @@ pub enum Output {
         /// The rest of `structuredContent`.
         data: Value,
     },
+    /// A text or media result whose `structuredContent` mirrors its block
+    /// (as for [`Output::Text`] and [`Output::Media`]) with these fields
+    /// added (small ones: a `version`). The block is written once.
+    WithData(Box<Output>, serde_json::Map<String, Value>),
+}
+
+impl Output {
+    /// This result with `"version": v` added to its `structuredContent`
+    /// (nothing added when there is no version).
+    pub fn with_version(self, v: Option<&crate::fs::version::Version>) -> Output {
+        let Some(v) = v else { return self };
+        let mut data = serde_json::Map::new();
+        data.insert("version".to_owned(), json!(v.as_str()));
+        Output::WithData(Box::new(self), data)
+    }
 }
 
 /// An `offset` argument of a listing, tree or search: how many entries or
@@ -347,6 +370,22 @@ fn media_output_schema() -> Value {
     })
 }
 
+/// The schema of a version token.
+fn version_schema() -> Value {
+    json!({
+        "type": "string",
+        "description": "Opaque token of the file's whole content; pass it as ifMatch to a write"
+    })
+}
+
+/// `schema` with one more optional property.
+fn with_property(mut schema: Value, name: &str, property: Value) -> Value {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(name.to_owned(), property);
+    }
+    schema
+}
+
 /// The `tools/list` entry of a tool, as JSON.
 pub fn tool_json(tool: &Tool) -> Value {
     // The title is said once, on the tool; idempotentHint and
@@ -364,6 +403,20 @@ pub fn tool_json(tool: &Tool) -> Value {
         OutputKind::Text => text_output_schema(),
         OutputKind::Media => media_output_schema(),
         OutputKind::Structured(schema) => schema(),
+        OutputKind::Versioned => with_property(text_output_schema(), "version", version_schema()),
+        OutputKind::VersionedMedia => {
+            with_property(media_output_schema(), "version", version_schema())
+        }
+        OutputKind::Versions => with_property(
+            text_output_schema(),
+            "versions",
+            json!({"type": "array", "description": "Each file shown whole, with its version", "items": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "version": version_schema()},
+                "required": ["path", "version"],
+                "additionalProperties": false
+            }}),
+        ),
     };
     json!({
         "name": tool.name,

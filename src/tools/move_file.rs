@@ -6,7 +6,9 @@
 //! an existing destination is never overwritten, and nothing is re-resolved
 //! by path. A symlink source moves the link itself, not its target (the
 //! reference moves the target). Moving between two roots works when they are
-//! on one filesystem.
+//! on one filesystem. With `ifMatch` the source must be a regular file at
+//! that version (checked under the writer's lock, and again after the
+//! rename, which is undone if an outside writer changed the file).
 
 use rmcp::schemars::{self, JsonSchema};
 use rustix::fs::{AtFlags, RenameFlags};
@@ -15,7 +17,9 @@ use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
+use crate::fs::ifmatch::{self, Condition};
 use crate::fs::scope::still_reached;
+use cap_std::fs::Dir;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Move or rename a file or directory, within a directory or across directories. Fails if the destination exists.";
@@ -43,6 +47,10 @@ pub struct Params {
     pub source: String,
     /// Its new path, which must not exist yet.
     pub destination: String,
+    /// Refuse unless the source is at this version (a read's `version`).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub if_match: Option<String>,
 }
 
 /// Renames `source` to `destination`, refusing to replace anything.
@@ -93,7 +101,43 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             });
         }
     }
-    match rustix::fs::renameat_with(&sdir, &sl, &ddir, &dl, RenameFlags::NOREPLACE) {
+    let cond = Condition {
+        if_match: p.if_match.as_deref(),
+        require: false, // a move replaces no content
+        limit: ctx.limits.max_read_bytes,
+        op: "move",
+        tool: NAME,
+    };
+    let (_lock, checked) = ifmatch::check_source(&sdir, &sl, from, &cond)?;
+    // For the audit record: the version of the file moved.
+    let moved = match &checked {
+        Some(v) => Some(v.clone()),
+        None if crate::audit::note::active() => {
+            crate::fs::file::version_in(&sdir, &sl, from, ctx.limits.max_read_bytes)
+                .ok()
+                .and_then(|(v, _)| v)
+        }
+        None => None,
+    };
+    rename(&sdir, &sl, &ddir, &dl, from, to)?;
+    if let Some(v) = checked {
+        ifmatch::verify_moved(&v, (&ddir, &dl), (&sdir, &sl), from, &cond)?;
+    }
+    for (path, before, after) in [(from, moved.clone(), None), (to, None, moved)] {
+        let change = crate::audit::Change {
+            path: path.to_owned(),
+            before,
+            after,
+        };
+        crate::audit::note::changed(change, 0);
+    }
+    Ok(Output::Text(format!("Successfully moved {from} to {to}")))
+}
+
+/// The rename itself, never over an existing name.
+fn rename(sdir: &Dir, sl: &str, ddir: &Dir, dl: &str, from: &str, to: &str) -> Result<()> {
+    let os = |e: Errno| Error::io2("rename", from, to, from, &e.into());
+    match rustix::fs::renameat_with(sdir, sl, ddir, dl, RenameFlags::NOREPLACE) {
         Ok(()) => {}
         Err(Errno::EXIST) => {
             return Err(Error::DestinationExists {
@@ -109,7 +153,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         }
         Err(Errno::INVAL) => {
             let md = sdir
-                .symlink_metadata(&sl)
+                .symlink_metadata(sl)
                 .map_err(|e| Error::io2("rename", from, to, from, &e))?;
             if md.is_dir() {
                 return Err(Error::Move {
@@ -123,7 +167,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             // if the name exists; without AT_SYMLINK_FOLLOW it links a symlink
             // itself), and unlinking the old name completes the move. A crash
             // in between leaves both names, never neither.
-            match rustix::fs::linkat(&sdir, &sl, &ddir, &dl, AtFlags::empty()) {
+            match rustix::fs::linkat(sdir, sl, ddir, dl, AtFlags::empty()) {
                 Ok(()) => {}
                 Err(Errno::EXIST) => {
                     return Err(Error::DestinationExists {
@@ -132,12 +176,12 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                 }
                 Err(e) => return Err(os(e)),
             }
-            if let Err(e) = rustix::fs::unlinkat(&sdir, &sl, AtFlags::empty()) {
-                let _ = rustix::fs::unlinkat(&ddir, &dl, AtFlags::empty());
+            if let Err(e) = rustix::fs::unlinkat(sdir, sl, AtFlags::empty()) {
+                let _ = rustix::fs::unlinkat(ddir, dl, AtFlags::empty());
                 return Err(os(e));
             }
         }
         Err(e) => return Err(os(e)),
     }
-    Ok(Output::Text(format!("Successfully moved {from} to {to}")))
+    Ok(())
 }

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::file;
+use crate::fs::version::Version;
 use crate::text::fmt::file_uri;
 
 /// The tool description.
@@ -22,7 +23,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
-    output: OutputKind::Media,
+    output: OutputKind::VersionedMedia,
     plan: Plan::media,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
@@ -74,6 +75,7 @@ fn uri_path(t: &crate::fs::scope::Target) -> String {
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
     let bytes = file::read_all(&t, ctx.limits.max_read_bytes)?;
+    let version = Version::of(&bytes);
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let leaf = t.segs.last().map(String::as_str).unwrap_or("");
     let (mime, kind) = mime_for(leaf);
@@ -82,7 +84,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     } else {
         json!({"type": kind, "data": data, "mimeType": mime})
     };
-    Ok(Output::Media(block))
+    Ok(Output::Media(block).with_version(Some(&version)))
 }
 
 #[cfg(test)]

@@ -3,10 +3,12 @@
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
+use serde_json::json;
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::file;
+use crate::fs::version::Version;
 use crate::text::budget::{ReplyBudget, append_notice, chars, cut_chars, whole_lines};
 
 /// The tool description.
@@ -20,7 +22,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
-    output: OutputKind::Text,
+    output: OutputKind::Versions,
     plan: Plan::batch,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
@@ -60,6 +62,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let mut out = String::new();
     let mut out_chars = 0usize;
     let mut ends: Vec<(usize, usize)> = Vec::new();
+    // The version of each file read, by its place in the batch.
+    let mut versions: Vec<Option<Version>> = Vec::new();
     for (i, path) in p.paths.iter().enumerate() {
         if ctx.cancel.is_cancelled() {
             return Err(Error::Cancelled);
@@ -80,12 +84,14 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         match read {
             Ok(bytes) => {
                 budget = budget.saturating_sub(bytes.len() as u64);
+                versions.push(Some(Version::of(&bytes)));
                 out.push_str(path);
                 out.push_str(":\n");
                 out.push_str(&String::from_utf8_lossy(&bytes));
                 out.push('\n');
             }
             Err(e) => {
+                versions.push(None);
                 out.push_str(path);
                 out.push_str(": Error - ");
                 out.push_str(&e.to_string());
@@ -97,9 +103,36 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         ends.push((out.len(), out_chars));
     }
     if reply.fits(out_chars) {
-        return Ok(Output::Text(out));
+        return Ok(with_versions(Output::Text(out), &p.paths, &versions));
     }
-    Ok(Output::Text(cut(&reply, out, &ends, &p.paths)))
+    // The files the cut reply shows: the whole ones, or the first, cut.
+    let room = reply.room();
+    let shown = ends.iter().take_while(|(_, c)| *c <= room).count().max(1);
+    let text = cut(&reply, out, &ends, &p.paths);
+    Ok(with_versions(
+        Output::Text(text),
+        &p.paths,
+        versions.get(..shown).unwrap_or_default(),
+    ))
+}
+
+/// `out` with `"versions"`: the path and version of each file read (in
+/// the batch's order; a file that failed has none).
+fn with_versions(out: Output, paths: &[String], versions: &[Option<Version>]) -> Output {
+    let list: Vec<serde_json::Value> = paths
+        .iter()
+        .zip(versions)
+        .filter_map(|(p, v)| {
+            v.as_ref()
+                .map(|v| json!({"path": p, "version": v.as_str()}))
+        })
+        .collect();
+    if list.is_empty() {
+        return out;
+    }
+    let mut data = serde_json::Map::new();
+    data.insert("versions".to_owned(), serde_json::Value::Array(list));
+    Output::WithData(Box::new(out), data)
 }
 
 /// A batch reply cut to the budget: the whole files that fit, or when not

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::file;
+use crate::fs::version::Version;
 use crate::limits::MAX_LINE_SCAN_BYTES;
 use crate::text::budget::{ReplyBudget, append_notice, chars, cut_chars, whole_lines};
 use crate::text::lines;
@@ -22,7 +23,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
-    output: OutputKind::Text,
+    output: OutputKind::Versioned,
     plan: Plan::text_read,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
@@ -72,15 +73,19 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
     let limit = ctx.limits.max_read_bytes;
     let budget = ReplyBudget::new(ctx.limits.max_reply_chars);
-    let text = match (head, tail) {
+    let (text, version) = match (head, tail) {
         (Some(_), Some(_)) => {
             return Err(Error::HeadAndTail);
         }
         (Some(n), None) => {
-            let text = file::read_head(&t, n, limit)?;
-            cut_head(&budget, text, n.ceil().min(u64::MAX as f64) as u64)
+            let (text, version) = file::read_head(&t, n, limit)?;
+            let asked = n.ceil().min(u64::MAX as f64) as u64;
+            (cut_head(&budget, text, asked), version)
         }
-        (None, Some(n)) => cut_tail(&budget, file::read_tail(&t, n, limit)?),
+        (None, Some(n)) => {
+            let (text, version) = file::read_tail(&t, n, limit)?;
+            (cut_tail(&budget, text), version)
+        }
         (None, None) if ranged => {
             let range = lines::Range {
                 first,
@@ -92,23 +97,26 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                 cut_chars: budget.room(),
                 bytes: usize::try_from(limit).unwrap_or(usize::MAX),
             };
-            let (mut text, end) =
-                file::read_range(&t, range, caps, MAX_LINE_SCAN_BYTES, &ctx.cancel)?;
+            let ((mut text, end), version) =
+                file::read_range(&t, range, caps, MAX_LINE_SCAN_BYTES, &ctx.cancel, limit)?;
             if let Some(notice) = range_notice(&budget, limit, range, end) {
                 append_notice(&mut text, &notice);
             }
-            text
+            (text, version)
         }
         (None, None) => {
             let bytes = file::read_all(&t, limit)?;
+            let version = Version::of(&bytes);
             let text = match String::from_utf8(bytes) {
                 Ok(s) => s,
                 Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
             };
-            cut_whole(&budget, text)
+            (cut_whole(&budget, text), Some(version))
         }
     };
-    Ok(Output::Text(text))
+    // The version goes in `structuredContent` only: the text is the
+    // file's, as the reference returns it.
+    Ok(Output::Text(text).with_version(version.as_ref()))
 }
 
 /// `value`, refused below 1.

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::atomic;
+use crate::fs::ifmatch::Condition;
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Create a new file or completely overwrite an existing file with new content. Use with caution: it overwrites without warning. The file is replaced atomically and keeps its permissions.";
@@ -19,7 +20,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::write(true, true),
     input: schema::<Params>,
-    output: OutputKind::Text,
+    output: OutputKind::Versioned,
     plan: Plan::small,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
@@ -34,11 +35,23 @@ pub struct Params {
     pub path: String,
     /// The complete new content.
     pub content: String,
+    /// Refuse unless the file is at this version (a read's `version`).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub if_match: Option<String>,
 }
 
-/// Writes the file through the one writer.
+/// Writes the file through the one writer; `structuredContent` gives the
+/// version written.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
-    atomic::write(&t, p.content.as_bytes())?;
-    Ok(Output::Text(format!("Successfully wrote to {}", p.path)))
+    let cond = Condition {
+        if_match: p.if_match.as_deref(),
+        require: ctx.limits.require_if_match,
+        limit: ctx.limits.max_read_bytes,
+        op: "write",
+        tool: NAME,
+    };
+    let version = atomic::write_if(&t, p.content.as_bytes(), &cond)?;
+    Ok(Output::Text(format!("Successfully wrote to {}", p.path)).with_version(Some(&version)))
 }

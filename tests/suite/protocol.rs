@@ -299,11 +299,14 @@ fn structured_content_mirrors_content_on_the_wire() {
     env.write("img.png", b"\x89PNG");
     env.write("doc.bin", [0u8, 1, 2]);
     env.write("sub/b.txt", "beta\n");
+    // Long enough to be escaped once and spliced in twice by the writer.
+    env.write("long.txt", "0123456789\n".repeat(1000));
     let mut raw = raw_session(&env, &[]);
     let root = env.root().display().to_string();
     let calls = [
         ("read_text_file", json!({"path": "a.txt"})),
         ("read_text_file", json!({"path": "a.txt", "head": 1})),
+        ("read_text_file", json!({"path": "long.txt"})),
         ("read_media_file", json!({"path": "img.png"})),
         ("read_media_file", json!({"path": "doc.bin"})),
         ("read_multiple_files", json!({"paths": ["a.txt", "nope"]})),
@@ -327,7 +330,16 @@ fn structured_content_mirrors_content_on_the_wire() {
             assert_eq!(content[0]["type"], json!("text"));
             json!({ "content": content[0]["text"].clone() })
         };
-        assert_eq!(result["structuredContent"], expected, "{tool}: {resp}");
+        // Beside the mirror, a read of a file adds its version.
+        let mut structured = result["structuredContent"].clone();
+        let version = structured
+            .as_object_mut()
+            .and_then(|o| o.remove("version").or_else(|| o.remove("versions")));
+        let reads_a_file = ["read_text_file", "read_media_file", "read_multiple_files"]
+            .contains(&tool)
+            || (tool == "get_file_info");
+        assert_eq!(version.is_some(), reads_a_file, "{tool}: {resp}");
+        assert_eq!(structured, expected, "{tool}: {resp}");
     }
     for (tool, args) in [
         ("read_text_file", json!({"path": "nope"})),

@@ -130,7 +130,7 @@ fn read_text_file_head_tail_table() {
             "read_text_file {args}: got {:?}",
             reply.text
         );
-        assert_eq!(reply.structured, Some(json!({ "content": expected })));
+        crate::util::assert_mirrors(&reply, json!(expected));
     }
     for both in [
         json!({"head": 1, "tail": 1}),
@@ -476,11 +476,7 @@ fn read_media_file_mime_table() {
             json!({"type": kind, "data": data, "mimeType": mime})
         };
         assert_eq!(reply.content(), vec![block.clone()], "{name}");
-        assert_eq!(
-            reply.structured,
-            Some(json!({ "content": [block] })),
-            "{name}: structuredContent"
-        );
+        crate::util::assert_mirrors(&reply, json!([block]));
     }
 }
 
@@ -501,7 +497,7 @@ fn read_media_file_resource_uri_empty_file_and_errors() {
         let block = json!({"type": "resource", "resource": {
             "uri": uri, "mimeType": "application/octet-stream", "blob": blob}});
         assert_eq!(reply.content(), vec![block.clone()], "{path}");
-        assert_eq!(reply.structured, Some(json!({ "content": [block] })));
+        crate::util::assert_mirrors(&reply, json!([block]));
     };
     // The reference's exact blocks (reference-probe-output.jsonl).
     resource(

@@ -6,7 +6,8 @@ use serde_json::json;
 use super::reply::Reply;
 
 /// A successful result with exactly this text, in one text block, whose
-/// `structuredContent` mirrors it (`{"content": text}`).
+/// `structuredContent` mirrors it (`{"content": text}`, and the file's
+/// version where the tool gives one).
 #[track_caller]
 pub fn assert_text(reply: &Reply, expected: &str) {
     reply.assert_ok();
@@ -16,9 +17,30 @@ pub fn assert_text(reply: &Reply, expected: &str) {
         reply.text, reply.raw
     );
     assert_eq!(reply.content().len(), 1, "one content block: {}", reply.raw);
+    assert_mirrors(reply, json!(expected));
+}
+
+/// `structuredContent` is `{"content": content}`, plus at most the version
+/// fields a read or write adds (`version`, a `b3:` token; `versions`, a
+/// list).
+#[track_caller]
+pub fn assert_mirrors(reply: &Reply, content: serde_json::Value) {
+    let mut s = reply.structured.clone().unwrap_or_default();
+    if let Some(obj) = s.as_object_mut() {
+        if let Some(v) = obj.remove("version") {
+            assert!(
+                v.as_str().is_some_and(|v| v.starts_with("b3:")),
+                "a version is a b3: token: {}",
+                reply.raw
+            );
+        }
+        if let Some(v) = obj.remove("versions") {
+            assert!(v.is_array(), "versions is a list: {}", reply.raw);
+        }
+    }
     assert_eq!(
-        reply.structured,
-        Some(json!({ "content": expected })),
+        s,
+        json!({ "content": content }),
         "structuredContent must mirror the text: {}",
         reply.raw
     );

@@ -1,0 +1,360 @@
+//! The audit log (`--audit PATH`, `--audit-fd N`): one JSON line per tool
+//! call, in a file the agent cannot reach.
+//!
+//! Owns: opening the log at startup (before Landlock, `O_APPEND`), refusing
+//! one that lies inside a root (by device and inode of each directory from
+//! the log's own up to `/`, never by string), the session's random id and
+//! the client's name and version, the record of each call and the rule
+//! that a change is acknowledged only once its record is written and
+//! synced. A record holds the tool, the paths as given and as in-root paths,
+//! the outcome (`ok` or the error's kind), bytes read and written, and for
+//! a change the versions before and after; never a file's content or an
+//! edit's text. If a record cannot be written, later changes are refused
+//! (reads go on) and the reply says why.
+//!
+//! The call's facts (bytes, versions) are noted by the readers and the
+//! writer on the worker thread that runs the call ([`note`]), as the reply
+//! budget is ([`crate::memory`]).
+//! May touch: the log descriptor, and at startup (ambient authority, before
+//! Landlock) the log's path and the directories above it.
+
+use std::cell::RefCell;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use rustix::fs::{Mode, OFlags};
+use serde_json::{Value, json};
+
+use crate::fs::roots::Root;
+use crate::fs::version::Version;
+
+/// Where the log goes, as the operator named it.
+#[derive(Debug, Clone)]
+pub enum Target<'a> {
+    /// `--audit PATH`: created if missing (mode 0600), appended to.
+    Path(&'a Path),
+    /// `--audit-fd N`: a descriptor the supervisor handed over.
+    Fd(u32),
+}
+
+/// An open audit log.
+#[derive(Debug)]
+pub struct Audit {
+    fd: Mutex<OwnedFd>,
+    session: String,
+    client: Mutex<Value>,
+    seq: AtomicU64,
+    /// Why the log cannot be written, once a write failed.
+    broken: Mutex<Option<String>>,
+    failed: AtomicBool,
+}
+
+/// Opens the log and checks that it lies outside every root; a startup
+/// error (exit 2) otherwise.
+///
+/// # Ambient Authority
+///
+/// Opens the operator's path (never following a final symlink) and the
+/// directories above it, once, before Landlock.
+pub fn open(target: &Target<'_>, roots: &[Root]) -> Result<Audit, String> {
+    let (fd, path) = match target {
+        Target::Path(p) => {
+            // Checked before it is created, so nothing lands in a root.
+            outside_roots(p, roots, "audit log")?;
+            let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(*p, flags | OFlags::NOFOLLOW, Mode::from_raw_mode(0o600))
+                .map_err(|e| match e {
+                    rustix::io::Errno::LOOP => format!(
+                        "audit log '{}' is a symbolic link; name the file itself",
+                        p.display()
+                    ),
+                    e => format!("cannot open audit log '{}': {e}", p.display()),
+                })?;
+            (fd, p.to_path_buf())
+        }
+        Target::Fd(n) => {
+            // Reopened through /proc (the library has no unsafe code to
+            // adopt a raw descriptor); its path is what the check walks.
+            let proc = format!("/proc/self/fd/{n}");
+            let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(proc.as_str(), flags, Mode::empty())
+                .map_err(|e| format!("cannot use --audit-fd {n}: {e}"))?;
+            let link = rustix::fs::readlink(proc.as_str(), Vec::new())
+                .map_err(|e| format!("cannot use --audit-fd {n}: {e}"))?;
+            let link = std::path::PathBuf::from(
+                <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(
+                    link.into_bytes(),
+                ),
+            );
+            (fd, link)
+        }
+    };
+    let st = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat the audit log: {e}"))?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory {
+        return Err("the audit log is a directory".to_owned());
+    }
+    if matches!(target, Target::Fd(_))
+        && rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+    {
+        outside_roots(&path, roots, "audit log")?;
+    }
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id).map_err(|e| format!("no randomness for the session id: {e}"))?;
+    let audit = Audit {
+        fd: Mutex::new(fd),
+        session: id.iter().map(|b| format!("{b:02x}")).collect(),
+        client: Mutex::new(Value::Null),
+        seq: AtomicU64::new(0),
+        broken: Mutex::new(None),
+        failed: AtomicBool::new(false),
+    };
+    // The first line says the session started; a log that cannot take it
+    // refuses every change from the start.
+    audit.write(
+        &json!({"time": now(), "session": audit.session, "event": "start", "pid": std::process::id()}),
+        true,
+    );
+    Ok(audit)
+}
+
+/// Refuses `path` (a file to be created or opened) if it, or any directory
+/// above it, is a root: compared by device and inode, climbing with `..`
+/// from the real directory (symlinks in the path are followed by the
+/// kernel, so a link into a root is found too).
+pub fn outside_roots(path: &Path, roots: &[Root], what: &str) -> Result<(), String> {
+    let ids: Vec<(u64, u64)> = roots
+        .iter()
+        .filter_map(|r| r.dir.dir_metadata().ok())
+        .map(|m| {
+            use cap_std::fs::MetadataExt;
+            (m.dev(), m.ino())
+        })
+        .collect();
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut dir = rustix::fs::open(parent, flags, Mode::empty())
+        .map_err(|e| format!("cannot open the directory of the {what}: {e}"))?;
+    for _ in 0..4096 {
+        let st = rustix::fs::fstat(&dir).map_err(|e| format!("cannot stat: {e}"))?;
+        let id = (st.st_dev, st.st_ino);
+        if ids.contains(&id) {
+            return Err(format!(
+                "the {what} '{}' lies inside an allowed directory, where the agent could change it; put it outside every DIR",
+                path.display()
+            ));
+        }
+        let up = rustix::fs::openat(&dir, "..", flags, Mode::empty())
+            .map_err(|e| format!("cannot open a directory above the {what}: {e}"))?;
+        let ust = rustix::fs::fstat(&up).map_err(|e| format!("cannot stat: {e}"))?;
+        if (ust.st_dev, ust.st_ino) == id {
+            return Ok(()); // `/`
+        }
+        dir = up;
+    }
+    Err(format!("the {what}'s directory is nested too deeply"))
+}
+
+/// The time now, RFC 3339 in UTC with milliseconds.
+fn now() -> String {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = i64::try_from(d.as_secs()).unwrap_or(0);
+    chrono::DateTime::from_timestamp(secs, d.subsec_nanos())
+        .unwrap_or_default()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+impl Audit {
+    /// The session's random id.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// Records the client's name and version (from `initialize`).
+    pub fn set_client(&self, name: &str, version: &str) {
+        *crate::sync::lock(&self.client) = json!({"name": name, "version": version});
+    }
+
+    /// Why changes are refused, when the log cannot be written.
+    pub fn refusal(&self) -> Option<String> {
+        if !self.failed.load(Ordering::Acquire) {
+            return None;
+        }
+        crate::sync::lock(&self.broken).clone()
+    }
+
+    /// Writes one line (one `write`, appended); `sync` makes it durable
+    /// before returning. A failure marks the log broken.
+    fn write(&self, record: &Value, sync: bool) -> bool {
+        let mut line = record.to_string();
+        line.push('\n');
+        let fd = crate::sync::lock(&self.fd);
+        let mut rest = line.as_bytes();
+        let mut result = Ok(());
+        while !rest.is_empty() {
+            match rustix::io::write(&*fd, rest) {
+                Ok(0) => {
+                    result = Err(rustix::io::Errno::NOSPC);
+                    break;
+                }
+                Ok(n) => rest = rest.get(n..).unwrap_or_default(),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if result.is_ok() && sync {
+            result = match rustix::fs::fdatasync(&*fd) {
+                // A pipe or a character device cannot be synced; what was
+                // written is with the reader.
+                Err(rustix::io::Errno::INVAL | rustix::io::Errno::ROFS) => Ok(()),
+                other => other,
+            };
+        }
+        drop(fd);
+        match result {
+            Ok(()) => true,
+            Err(e) => {
+                let why = format!("the audit log cannot be written ({e})");
+                tracing::error!("{why}; changes are refused from now on");
+                *crate::sync::lock(&self.broken) = Some(why);
+                self.failed.store(true, Ordering::Release);
+                false
+            }
+        }
+    }
+
+    /// Records one call; returns whether the record was written (and, for
+    /// a change, synced).
+    pub fn record(&self, call: Call<'_>) -> bool {
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let client = crate::sync::lock(&self.client).clone();
+        let mut rec = json!({
+            "time": now(),
+            "session": self.session,
+            "seq": seq,
+            "client": client,
+            "tool": call.tool,
+            "paths": call.paths,
+            "outcome": call.outcome,
+        });
+        if let Some(obj) = rec.as_object_mut() {
+            if let Some(kind) = call.error {
+                obj.insert("error".to_owned(), json!(kind));
+            }
+            if call.note.bytes_read > 0 {
+                obj.insert("bytesRead".to_owned(), json!(call.note.bytes_read));
+            }
+            if call.mutation {
+                obj.insert("bytesWritten".to_owned(), json!(call.note.bytes_written));
+                let changes: Vec<Value> = call
+                    .note
+                    .changes
+                    .iter()
+                    .map(|c| {
+                        json!({
+                            "path": c.path,
+                            "before": c.before.as_ref().map(Version::as_str),
+                            "after": c.after.as_ref().map(Version::as_str),
+                        })
+                    })
+                    .collect();
+                obj.insert("changes".to_owned(), json!(changes));
+            }
+        }
+        self.write(&rec, call.mutation)
+    }
+}
+
+/// One call, for its record.
+#[derive(Debug)]
+pub struct Call<'a> {
+    /// The tool.
+    pub tool: &'a str,
+    /// Each path argument: `{"given": …, "canonical": …}` (canonical is
+    /// the root's path and the path beneath it, when it resolved).
+    pub paths: Vec<Value>,
+    /// `ok` or `error`.
+    pub outcome: &'static str,
+    /// The error's kind, for an error.
+    pub error: Option<String>,
+    /// Whether the tool changes files.
+    pub mutation: bool,
+    /// What the readers and the writer noted.
+    pub note: Note,
+}
+
+/// What a call read and changed, as its readers and writer noted it.
+#[derive(Debug, Default)]
+pub struct Note {
+    /// Bytes read from files.
+    pub bytes_read: u64,
+    /// Bytes written to files.
+    pub bytes_written: u64,
+    /// Each file changed: its in-root path as given to the writer, and its
+    /// versions before (`None`: it did not exist, or is over the read
+    /// limit) and after (`None`: removed or moved away).
+    pub changes: Vec<Change>,
+}
+
+/// One file changed.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The path as the client gave it.
+    pub path: String,
+    /// The version before the change.
+    pub before: Option<Version>,
+    /// The version after it.
+    pub after: Option<Version>,
+}
+
+thread_local! {
+    static NOTE: RefCell<Option<Note>> = const { RefCell::new(None) };
+}
+
+/// Noting what a call does, for its audit record.
+pub mod note {
+    use super::{Change, NOTE, Note};
+
+    /// Runs `f` noting what it reads and changes (on this thread).
+    pub fn collect<R>(f: impl FnOnce() -> R) -> (R, Note) {
+        NOTE.with(|n| *n.borrow_mut() = Some(Note::default()));
+        let r = f();
+        let note = NOTE.with(|n| n.borrow_mut().take()).unwrap_or_default();
+        (r, note)
+    }
+
+    /// Whether a call's facts are being noted (the writer hashes the old
+    /// file only then).
+    pub fn active() -> bool {
+        NOTE.with(|n| n.borrow().is_some())
+    }
+
+    /// `bytes` read from a file.
+    pub fn read(bytes: u64) {
+        NOTE.with(|n| {
+            if let Some(n) = n.borrow_mut().as_mut() {
+                n.bytes_read = n.bytes_read.saturating_add(bytes);
+            }
+        });
+    }
+
+    /// A file changed, with `bytes` written.
+    pub fn changed(change: Change, bytes: u64) {
+        NOTE.with(|n| {
+            if let Some(n) = n.borrow_mut().as_mut() {
+                n.bytes_written = n.bytes_written.saturating_add(bytes);
+                n.changes.push(change);
+            }
+        });
+    }
+}
