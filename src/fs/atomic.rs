@@ -222,6 +222,8 @@ impl Dest {
         let Some(w) = t.walked() else {
             return Err(Error::Internal("write target was not walked".to_owned()));
         };
+        // As without rules: a path ending in `.` or `..` names a directory.
+        split(t)?;
         if w.void.is_none() && w.effect != crate::rules::Effect::Hidden {
             if w.held.is_some() {
                 t.check_write("open")?;

@@ -277,6 +277,17 @@ pub fn walk(
             return void(out, errno);
         }
         out.local = local;
+        if out.rel.len() > 1 {
+            // Only `.`s follow a name that is not a directory (`f.txt/.`):
+            // not a directory, as the kernel would say.
+            let errno = if ft.is_some() {
+                Errno::NOTDIR
+            } else {
+                Errno::NOENT
+            };
+            out.effect = rules.effect(&rule_path(&out.local), None);
+            return void(out, errno);
+        }
         let kind = if ft.is_none() { None } else { Some(false) };
         out.effect = rules.effect(&rule_path(&out.local), kind);
         if out.effect == Effect::Hidden {
@@ -320,7 +331,9 @@ fn fast(
     last: Final,
 ) -> Option<Walked> {
     use rustix::fs::{Mode, OFlags, ResolveFlags};
-    if segs.iter().any(|s| s == "..") {
+    // `..` anywhere, or a final `.` (`file/.` is not a directory), take the
+    // walk.
+    if segs.iter().any(|s| s == "..") || segs.last().is_some_and(|s| s == ".") {
         return None;
     }
     let mut comps = segs.iter().filter(|s| !s.is_empty() && *s != ".");

@@ -113,6 +113,12 @@ fn cases() -> Vec<Case> {
             Missing,
         ),
         Case("read_text_file", json!({"path": ".env.example"}), Ok),
+        Case(
+            "read_text_file",
+            json!({"path": "a/x.txt/."}),
+            Refused("ENOTDIR"),
+        ),
+        Case("get_file_info", json!({"path": ".env/."}), Missing),
         Case("read_media_file", json!({"path": ".env"}), Missing),
         Case("read_media_file", json!({"path": "a/key.pem"}), Missing),
         Case(
