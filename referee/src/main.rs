@@ -1,0 +1,216 @@
+//! tuls-referee: scores any stdio MCP filesystem server against the escape
+//! vector corpus (corpus/escape/), and fuzzes whole sessions through a real
+//! server binary. See docs/escape-testing.md.
+//!
+//! ```text
+//! tuls-referee [--json OUT] [--markdown OUT] [--corpus DIR] [--deadline SECS]
+//!              [--only ID,..] [--strict] -- SERVER ARGS...     ({root} = the scratch root)
+//! tuls-referee validate [--corpus DIR]
+//! tuls-referee fuzz [--seconds N] [--seed S] [--replay FILE] ... -- SERVER ARGS...
+//! ```
+//!
+//! Exit status: 0 no escape, 1 escapes (with `--strict`: also hangs, crashes
+//! and wrong refusals), 2 harness error.
+
+mod corpus;
+mod fuzz;
+mod rng;
+mod rpc;
+mod score;
+mod session;
+mod tree;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+const USAGE: &str =
+    "usage: tuls-referee [--json OUT] [--markdown OUT] [--corpus DIR] [--deadline SECS] \
+[--only ID,..] [--strict] -- SERVER ARGS...   ({root} in ARGS is replaced by the scratch root)
+       tuls-referee validate [--corpus DIR]
+       tuls-referee fuzz --help";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("fuzz") => fuzz::main(&args[1..]),
+        Some("validate") => validate(&args[1..]),
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        _ => score_main(&args),
+    }
+}
+
+/// The corpus directory: `--corpus`, else `$TULS_REFEREE_CORPUS`, else
+/// `corpus/escape/v1` in the current directory, else in this source tree.
+pub fn default_corpus() -> PathBuf {
+    if let Some(p) = std::env::var_os("TULS_REFEREE_CORPUS") {
+        return PathBuf::from(p);
+    }
+    let here = PathBuf::from("corpus/escape/v1");
+    if here.is_dir() {
+        return here;
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/escape/v1"))
+}
+
+fn corpus_version(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join("../VERSION"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+}
+
+fn validate(args: &[String]) -> ExitCode {
+    let mut dir = default_corpus();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--corpus" => dir = it.next().map(PathBuf::from).unwrap_or(dir),
+            _ => {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    match corpus::load(&dir) {
+        Ok(v) => {
+            let mut by: std::collections::BTreeMap<&str, usize> = Default::default();
+            for x in &v {
+                *by.entry(x.class()).or_default() += 1;
+            }
+            println!(
+                "corpus {} ({}): {} vectors {by:?}",
+                dir.display(),
+                corpus_version(&dir),
+                v.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("tuls-referee: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The server runs in a scratch working directory, so relative arguments
+/// that name existing files here (`./target/release/tuls`, a script) are
+/// made absolute first.
+pub fn absolute_args(args: Vec<String>) -> Vec<String> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    args.into_iter()
+        .map(|a| {
+            let p = std::path::Path::new(&a);
+            if !a.contains('{') && p.is_relative() && (a.contains('/') || p.is_file()) && p.exists()
+            {
+                cwd.join(p).to_string_lossy().into_owned()
+            } else {
+                a
+            }
+        })
+        .collect()
+}
+
+fn score_main(args: &[String]) -> ExitCode {
+    let mut json_out = None;
+    let mut md_out = None;
+    let mut dir = default_corpus();
+    let mut deadline = Duration::from_secs(10);
+    let mut only: Option<Vec<String>> = None;
+    let mut strict = false;
+    let mut server = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json_out = it.next().cloned(),
+            "--markdown" => md_out = it.next().cloned(),
+            "--corpus" => dir = it.next().map(PathBuf::from).unwrap_or(dir),
+            "--deadline" => {
+                deadline = it
+                    .next()
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .map(Duration::from_secs_f64)
+                    .unwrap_or(deadline)
+            }
+            "--only" => only = it.next().map(|s| s.split(',').map(String::from).collect()),
+            "--strict" => strict = true,
+            "--" => {
+                server = it.by_ref().cloned().collect();
+            }
+            _ => {
+                eprintln!("tuls-referee: unknown argument {a:?}\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if server.is_empty() {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    }
+    let server = absolute_args(server);
+    let vectors = match corpus::load(&dir) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("tuls-referee: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let version = corpus_version(&dir);
+    let opts = corpus::RunOpts {
+        server: server.clone(),
+        deadline,
+        tmp: std::env::temp_dir(),
+        // SAFETY: geteuid has no preconditions.
+        is_root_user: unsafe { libc::geteuid() } == 0,
+    };
+    let mut outcomes = Vec::new();
+    for v in &vectors {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.iter().any(|x| x == v.id()))
+        {
+            continue;
+        }
+        let o = corpus::run(v, &opts);
+        eprintln!("{:<50} {}", o.id, score::verdict(&o));
+        outcomes.push(o);
+    }
+    let card = score::Card {
+        server: &server,
+        corpus_version: &version,
+        outcomes: &outcomes,
+    };
+    let md = card.markdown();
+    println!("{md}");
+    if let Some(p) = md_out
+        && let Err(e) = std::fs::write(&p, &md)
+    {
+        eprintln!("tuls-referee: {p}: {e}");
+        return ExitCode::from(2);
+    }
+    if let Some(p) = json_out {
+        let text = serde_json::to_string_pretty(&card.json()).unwrap_or_default();
+        if let Err(e) = std::fs::write(&p, text + "\n") {
+            eprintln!("tuls-referee: {p}: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let s = card.summary();
+    let n = |k: &str| s[k].as_u64().unwrap_or(0);
+    if n("harness_errors") > 0 {
+        return ExitCode::from(2);
+    }
+    let strict_fail =
+        strict && (n("hangs") + n("crashes") + n("refused_should_succeed") + n("wrong_result") > 0);
+    if card.escapes() > 0 || strict_fail {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
