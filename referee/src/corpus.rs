@@ -27,7 +27,6 @@ const TYPES: [&str; 7] = [
 ];
 
 pub struct Vector {
-    pub file: PathBuf,
     pub v: Value,
 }
 
@@ -63,7 +62,7 @@ pub fn load(dir: &Path) -> Result<Vec<Vector>, String> {
             if !ids.insert(v["id"].as_str().unwrap_or("").to_string()) {
                 return Err(format!("{}: duplicate id {}", f.display(), v["id"]));
             }
-            out.push(Vector { file: f.clone(), v });
+            out.push(Vector { v });
         }
     }
     if out.is_empty() {
@@ -407,7 +406,7 @@ fn normalize(r: &CallReply, call: &Value, sb: &Sandbox) -> String {
                     .strip_prefix(&*sb.root.to_string_lossy())
                     .map(|r| r.trim_start_matches('/').to_string())
                     .unwrap_or_default();
-                let mut forms = vec![s.to_string(), lex.clone(), rel];
+                let mut forms = [s.to_string(), lex.clone(), rel];
                 forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
                 for f in forms.iter().filter(|f| f.len() > 1) {
                     t = t.replace(f.as_str(), "<PATH>");

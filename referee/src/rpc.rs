@@ -51,7 +51,6 @@ pub struct Server {
     pub roots: Option<Vec<String>>,
     pub roots_requests: usize,
     next_id: u64,
-    closed: bool,
 }
 
 pub fn id_key(id: &Value) -> String {
@@ -130,7 +129,6 @@ impl Server {
             roots: None,
             roots_requests: 0,
             next_id: 1000,
-            closed: false,
         })
     }
 
@@ -221,24 +219,19 @@ impl Server {
         }
     }
 
-    /// Reads lines until `until` returns true or the deadline passes.
+    /// Waits for one stdout line (handled as it arrives) until the deadline.
     pub fn pump(&mut self, deadline: Instant) -> Option<NoReply> {
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                return Some(NoReply::Timeout);
+        let now = Instant::now();
+        if now >= deadline {
+            return Some(NoReply::Timeout);
+        }
+        match self.rx.recv_timeout(deadline - now) {
+            Ok(line) => {
+                self.take_line(line);
+                None
             }
-            match self.rx.recv_timeout(deadline - now) {
-                Ok(line) => {
-                    self.take_line(line);
-                    return None;
-                }
-                Err(RecvTimeoutError::Timeout) => return Some(NoReply::Timeout),
-                Err(RecvTimeoutError::Disconnected) => {
-                    self.closed = true;
-                    return Some(NoReply::Closed);
-                }
-            }
+            Err(RecvTimeoutError::Timeout) => Some(NoReply::Timeout),
+            Err(RecvTimeoutError::Disconnected) => Some(NoReply::Closed),
         }
     }
 
@@ -247,10 +240,6 @@ impl Server {
         while let Ok(line) = self.rx.try_recv() {
             self.take_line(line);
         }
-    }
-
-    pub fn stdout_closed(&self) -> bool {
-        self.closed
     }
 
     pub fn wait_reply(&mut self, id: &Value, deadline: Instant) -> Result<Value, NoReply> {
@@ -361,19 +350,15 @@ impl Drop for Server {
 #[derive(Debug, Clone)]
 pub struct CallReply {
     pub refused: bool,
-    /// The whole reply line as JSON text (scanned for canaries).
-    pub raw: String,
     /// The text of the content blocks, joined (for `reply_contains`).
     pub text: String,
 }
 
 pub fn call_reply(v: &Value) -> CallReply {
-    let raw = v.to_string();
     if v.get("error").is_some() {
         let text = v["error"]["message"].as_str().unwrap_or("").to_string();
         return CallReply {
             refused: true,
-            raw,
             text,
         };
     }
@@ -393,5 +378,5 @@ pub fn call_reply(v: &Value) -> CallReply {
             }
         }
     }
-    CallReply { refused, raw, text }
+    CallReply { refused, text }
 }

@@ -207,13 +207,6 @@ impl Sandbox {
         out
     }
 
-    /// The same for the root itself (the fuzzer's "nothing changed" check).
-    pub fn snapshot_root(&self) -> BTreeMap<String, String> {
-        let mut out = BTreeMap::new();
-        snap(&self.root, &self.root, None, &mut out, 0);
-        out
-    }
-
     /// Removes the whole tree (any depth, any modes).
     pub fn remove(&self) {
         let _ = std::process::Command::new("chmod")
@@ -280,6 +273,44 @@ pub fn deep(p: &Path, name: &str, depth: usize) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Adds `dir`'s subtree to a snapshot, paths relative to `top`.
+pub fn snap_into(top: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+    snap(top, dir, None, out, 0);
+}
+
+/// One entry of a snapshot, never following a symlink.
+pub fn describe(p: &Path) -> String {
+    let Ok(m) = fs::symlink_metadata(p) else {
+        return "missing".into();
+    };
+    let ft = m.file_type();
+    if ft.is_symlink() {
+        format!(
+            "link -> {}",
+            fs::read_link(p)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default()
+        )
+    } else if ft.is_dir() {
+        format!("dir {:o}", m.mode() & 0o7777)
+    } else if ft.is_file() {
+        let h = if m.len() <= 4 << 20 {
+            fs::read(p).map(|b| fnv(&b)).unwrap_or(0)
+        } else {
+            0
+        };
+        format!(
+            "file {:o} {} {:x} {}",
+            m.mode() & 0o7777,
+            m.len(),
+            h,
+            m.mtime()
+        )
+    } else {
+        format!("special {:o}", m.mode())
+    }
+}
+
 fn snap(
     top: &Path,
     dir: &Path,
@@ -299,37 +330,9 @@ fn snap(
             .unwrap_or(&p)
             .to_string_lossy()
             .into_owned();
-        let Ok(m) = fs::symlink_metadata(&p) else {
-            continue;
-        };
-        let ft = m.file_type();
-        let desc = if ft.is_symlink() {
-            format!(
-                "link -> {}",
-                fs::read_link(&p)
-                    .map(|t| t.display().to_string())
-                    .unwrap_or_default()
-            )
-        } else if ft.is_dir() {
-            format!("dir {:o}", m.mode() & 0o7777)
-        } else if ft.is_file() {
-            let h = if m.len() <= 4 << 20 {
-                fs::read(&p).map(|b| fnv(&b)).unwrap_or(0)
-            } else {
-                0
-            };
-            format!(
-                "file {:o} {} {:x} {}",
-                m.mode() & 0o7777,
-                m.len(),
-                h,
-                m.mtime()
-            )
-        } else {
-            format!("special {:o}", m.mode())
-        };
-        out.insert(rel, desc);
-        if ft.is_dir() && depth < 64 {
+        let is_dir = fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
+        out.insert(rel, describe(&p));
+        if is_dir && depth < 64 {
             snap(top, &p, skip, out, depth + 1);
         }
     }
