@@ -34,6 +34,9 @@ const HELP: &str =
   --json FILE          write the run's figures as JSON
   --stop-on-failure    stop at the first failure (default: go on; each new
                        kind of failure is shrunk and saved once, later ones counted)
+  --avoid first-notification
+                       never open a session without a handshake by a notification
+                       (a known tuls finding; lets CI gate on everything else)
 Exit status: 0 no failure, 1 a failure (saved and shrunk), 2 harness error.";
 
 struct Opts {
@@ -65,6 +68,7 @@ pub fn main(args: &[String]) -> ExitCode {
     let mut shrink_runs = 30usize;
     let mut json_out = None;
     let mut stop_on_failure = false;
+    let mut avoid_first_notification = false;
     let mut opts = Opts {
         server: Vec::new(),
         deadline: Duration::from_secs(20),
@@ -87,6 +91,13 @@ pub fn main(args: &[String]) -> ExitCode {
             "--shrink-runs" => shrink_runs = num(it.next()).unwrap_or(30) as usize,
             "--json" => json_out = it.next().cloned(),
             "--stop-on-failure" => stop_on_failure = true,
+            "--avoid" => match it.next().map(String::as_str) {
+                Some("first-notification") => avoid_first_notification = true,
+                other => {
+                    eprintln!("tuls-referee fuzz: --avoid takes first-notification, not {other:?}");
+                    return ExitCode::from(2);
+                }
+            },
             "--" => opts.server = it.by_ref().cloned().collect(),
             "-h" | "--help" => {
                 println!("{HELP}");
@@ -150,7 +161,7 @@ pub fn main(args: &[String]) -> ExitCode {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut harness = 0;
     while n < sessions && start.elapsed() < Duration::from_secs(seconds) {
-        let s = session::generate(seed + n, &tools, max_actions);
+        let s = session::generate(seed + n, &tools, max_actions, avoid_first_notification);
         let r = run_session(&s, &opts);
         n += 1;
         requests += r.requests;

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! tuls-referee [--json OUT] [--markdown OUT] [--corpus DIR] [--deadline SECS]
-//!              [--only ID,..] [--strict] -- SERVER ARGS...     ({root} = the scratch root)
+//!              [--only ID,..] [--strict] [--jobs N] -- SERVER ARGS...   ({root} = the scratch root)
 //! tuls-referee validate [--corpus DIR]
 //! tuls-referee fuzz [--seconds N] [--seed S] [--replay FILE] ... -- SERVER ARGS...
 //! ```
@@ -26,7 +26,7 @@ use std::time::Duration;
 
 const USAGE: &str =
     "usage: tuls-referee [--json OUT] [--markdown OUT] [--corpus DIR] [--deadline SECS] \
-[--only ID,..] [--strict] -- SERVER ARGS...   ({root} in ARGS is replaced by the scratch root)
+[--only ID,..] [--strict] [--jobs N] -- SERVER ARGS...   ({root} in ARGS is replaced by the scratch root)
        tuls-referee validate [--corpus DIR]
        tuls-referee fuzz --help";
 
@@ -124,6 +124,7 @@ fn score_main(args: &[String]) -> ExitCode {
     let mut deadline = Duration::from_secs(10);
     let mut only: Option<Vec<String>> = None;
     let mut strict = false;
+    let mut jobs = 1usize;
     let mut server = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -140,6 +141,7 @@ fn score_main(args: &[String]) -> ExitCode {
             }
             "--only" => only = it.next().map(|s| s.split(',').map(String::from).collect()),
             "--strict" => strict = true,
+            "--jobs" => jobs = it.next().and_then(|s| s.parse().ok()).unwrap_or(1),
             "--" => {
                 server = it.by_ref().cloned().collect();
             }
@@ -169,18 +171,32 @@ fn score_main(args: &[String]) -> ExitCode {
         // SAFETY: geteuid has no preconditions.
         is_root_user: unsafe { libc::geteuid() } == 0,
     };
-    let mut outcomes = Vec::new();
-    for v in &vectors {
-        if only
-            .as_ref()
-            .is_some_and(|o| !o.iter().any(|x| x == v.id()))
-        {
-            continue;
+    let chosen: Vec<&corpus::Vector> = vectors
+        .iter()
+        .filter(|v| only.as_ref().is_none_or(|o| o.iter().any(|x| x == v.id())))
+        .collect();
+    // `--jobs N`: N vectors at a time, each with its own tree and server.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(v) = chosen.get(i) else { break };
+                    let o = corpus::run(v, &opts);
+                    eprintln!("{:<50} {}", o.id, score::verdict(&o));
+                    results
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((i, o));
+                }
+            });
         }
-        let o = corpus::run(v, &opts);
-        eprintln!("{:<50} {}", o.id, score::verdict(&o));
-        outcomes.push(o);
-    }
+    });
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    let outcomes: Vec<corpus::Outcome> = results.into_iter().map(|(_, o)| o).collect();
     let card = score::Card {
         server: &server,
         corpus_version: &version,

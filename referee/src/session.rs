@@ -260,7 +260,12 @@ pub fn tree(rng: &mut Rng) -> (Vec<Value>, Vec<String>) {
 }
 
 /// One session: everything the runner needs, as JSON.
-pub fn generate(seed: u64, tools: &[Value], max_actions: usize) -> Value {
+pub fn generate(
+    seed: u64,
+    tools: &[Value],
+    max_actions: usize,
+    avoid_first_notification: bool,
+) -> Value {
     let mut rng = Rng::new(seed);
     let (tree, names) = tree(&mut rng);
     let era = if rng.chance(40) {
@@ -339,10 +344,21 @@ pub fn generate(seed: u64, tools: &[Value], max_actions: usize) -> Value {
         };
         actions.push(a);
     }
+    let skip_initialize = era != "2026-07-28" && rng.chance(3);
+    if avoid_first_notification && (era == "2026-07-28" || skip_initialize) {
+        // Known finding (see docs/escape-testing.md): a notification as the
+        // very first line ends a tuls session. Open with a call instead.
+        if let Some(i) = actions.iter().position(|a| a.get("call").is_some()) {
+            let first = actions.remove(i);
+            actions.insert(0, first);
+        } else {
+            actions.retain(|a| a.get("notify").is_none() && a.get("cancel").is_none());
+        }
+    }
     json!({
         "seed": seed,
         "era": era,
-        "skip_initialize": era != "2026-07-28" && rng.chance(3),
+        "skip_initialize": skip_initialize,
         "client_roots": roots,
         "mutate": rng.chance(60),
         "tree": tree,
