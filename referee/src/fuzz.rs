@@ -242,6 +242,49 @@ pub fn main(args: &[String]) -> ExitCode {
     }
 }
 
+/// For the libFuzzer `session` target: the server's tools, probed once.
+pub fn probe(server: &[String]) -> Result<Vec<Value>, String> {
+    probe_tools(&Opts {
+        server: server.to_vec(),
+        deadline: Duration::from_secs(20),
+        max_rss_kb: None,
+        max_fds: 256,
+    })
+}
+
+/// For the libFuzzer `session` target: generates the session of `seed` and
+/// judges it; on a failure, the error names the oracle and the command that
+/// replays the session (saved under `out`).
+pub fn check_seed(
+    seed: u64,
+    tools: &[Value],
+    server: &[String],
+    deadline: Duration,
+    out: &Path,
+) -> Result<(), String> {
+    let opts = Opts {
+        server: server.to_vec(),
+        deadline,
+        max_rss_kb: None,
+        max_fds: 256,
+    };
+    let s = session::generate(seed, tools, 20, false);
+    let r = run_session(&s, &opts);
+    match r.failure {
+        None => Ok(()),
+        Some((kind, detail)) => {
+            let _ = fs::create_dir_all(out);
+            let file = out.join(format!("session-{seed}.json"));
+            let _ = fs::write(&file, serde_json::to_string_pretty(&s).unwrap_or_default());
+            Err(format!(
+                "[{kind}] {detail}\nreplay: tuls-referee fuzz --replay {} -- {}",
+                file.display(),
+                server.join(" ")
+            ))
+        }
+    }
+}
+
 /// The server's tools and schemas (one short session), so that arguments
 /// are drawn from what it declares.
 fn probe_tools(opts: &Opts) -> Result<Vec<Value>, String> {
@@ -528,7 +571,10 @@ fn session_in(s: &Value, opts: &Opts, sb: &mut Sandbox, run: &mut Run) {
     }
     let err = srv.stderr_text();
     run.stderr_tail = crate::corpus::tail(&err);
-    if let Some(i) = err.find("panicked at") {
+    if let Some(i) = err
+        .find("panicked at")
+        .or_else(|| err.find("ERROR: AddressSanitizer"))
+    {
         fail(run, "panic", clip(&err[i..]));
     }
     if crashed_early.is_some() {

@@ -12,13 +12,7 @@
 //! Exit status: 0 no escape, 1 escapes (with `--strict`: also hangs, crashes
 //! and wrong refusals), 2 harness error.
 
-mod corpus;
-mod fuzz;
-mod rng;
-mod rpc;
-mod score;
-mod session;
-mod tree;
+use tuls_referee::{corpus, default_corpus, fuzz, score};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,19 +35,6 @@ fn main() -> ExitCode {
         }
         _ => score_main(&args),
     }
-}
-
-/// The corpus directory: `--corpus`, else `$TULS_REFEREE_CORPUS`, else
-/// `corpus/escape/v1` in the current directory, else in this source tree.
-pub fn default_corpus() -> PathBuf {
-    if let Some(p) = std::env::var_os("TULS_REFEREE_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let here = PathBuf::from("corpus/escape/v1");
-    if here.is_dir() {
-        return here;
-    }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/escape/v1"))
 }
 
 fn corpus_version(dir: &std::path::Path) -> String {
@@ -99,24 +80,6 @@ fn validate(args: &[String]) -> ExitCode {
     }
 }
 
-/// The server runs in a scratch working directory, so relative arguments
-/// that name existing files here (`./target/release/tuls`, a script) are
-/// made absolute first.
-pub fn absolute_args(args: Vec<String>) -> Vec<String> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    args.into_iter()
-        .map(|a| {
-            let p = std::path::Path::new(&a);
-            if !a.contains('{') && p.is_relative() && (a.contains('/') || p.is_file()) && p.exists()
-            {
-                cwd.join(p).to_string_lossy().into_owned()
-            } else {
-                a
-            }
-        })
-        .collect()
-}
-
 fn score_main(args: &[String]) -> ExitCode {
     let mut json_out = None;
     let mut md_out = None;
@@ -155,7 +118,7 @@ fn score_main(args: &[String]) -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     }
-    let server = absolute_args(server);
+    let server = tuls_referee::absolute_args(server);
     let vectors = match corpus::load(&dir) {
         Ok(v) => v,
         Err(e) => {
