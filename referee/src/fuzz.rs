@@ -268,7 +268,9 @@ pub fn check_seed(
         max_rss_kb: None,
         max_fds: 256,
     };
-    let s = session::generate(seed, tools, 20, false);
+    // Finding F1 (docs/escape-testing.md) is avoided until it is fixed, as
+    // in CI's `tuls-referee fuzz` step.
+    let s = session::generate(seed, tools, 20, true);
     let r = run_session(&s, &opts);
     match r.failure {
         None => Ok(()),
