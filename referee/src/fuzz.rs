@@ -35,8 +35,8 @@ const HELP: &str =
   --stop-on-failure    stop at the first failure (default: go on; each new
                        kind of failure is shrunk and saved once, later ones counted)
   --avoid first-notification
-                       never open a session without a handshake by a notification
-                       (a known tuls finding; lets CI gate on everything else)
+                       send no notification before the session is initialized
+                       (known finding F1; lets CI gate on everything else)
 Exit status: 0 no failure, 1 a failure (saved and shrunk), 2 harness error.";
 
 struct Opts {
@@ -188,7 +188,7 @@ pub fn main(args: &[String]) -> ExitCode {
             *count += 1;
             if *count == 1 {
                 eprintln!("seed {this}: FAIL [{kind}] {detail}");
-                let small = shrink(&s, &kind, &opts, shrink_runs);
+                let small = shrink(&s, &kind, &opts, shrink_runs, avoid_first_notification);
                 let _ = fs::create_dir_all(&out_dir);
                 let file = out_dir.join(format!("session-{this}.json"));
                 let _ = fs::write(
@@ -312,7 +312,7 @@ fn probe_tools(opts: &Opts) -> Result<Vec<Value>, String> {
 
 /// Shrinks a failing session: drops chunks of actions (then the tree's
 /// extra entries) while the same kind of failure still shows.
-fn shrink(s: &Value, kind: &str, opts: &Opts, budget: usize) -> Value {
+fn shrink(s: &Value, kind: &str, opts: &Opts, budget: usize, avoid: bool) -> Value {
     let mut best = s.clone();
     let mut runs = 0;
     for field in ["actions", "tree"] {
@@ -329,6 +329,9 @@ fn shrink(s: &Value, kind: &str, opts: &Opts, budget: usize) -> Value {
                         break;
                     }
                     a.drain(i..end);
+                }
+                if avoid {
+                    session::avoid_known(&mut cand);
                 }
                 runs += 1;
                 let r = run_session(&cand, opts);

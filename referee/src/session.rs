@@ -264,7 +264,7 @@ pub fn generate(
     seed: u64,
     tools: &[Value],
     max_actions: usize,
-    avoid_first_notification: bool,
+    avoid_uninitialized_notification: bool,
 ) -> Value {
     let mut rng = Rng::new(seed);
     let (tree, names) = tree(&mut rng);
@@ -345,17 +345,7 @@ pub fn generate(
         actions.push(a);
     }
     let skip_initialize = era != "2026-07-28" && rng.chance(3);
-    if avoid_first_notification && (era == "2026-07-28" || skip_initialize) {
-        // Known finding (see docs/escape-testing.md): a notification as the
-        // very first line ends a tuls session. Open with a call instead.
-        if let Some(i) = actions.iter().position(|a| a.get("call").is_some()) {
-            let first = actions.remove(i);
-            actions.insert(0, first);
-        } else {
-            actions.retain(|a| a.get("notify").is_none() && a.get("cancel").is_none());
-        }
-    }
-    json!({
+    let mut s = json!({
         "seed": seed,
         "era": era,
         "skip_initialize": skip_initialize,
@@ -363,5 +353,33 @@ pub fn generate(
         "mutate": rng.chance(60),
         "tree": tree,
         "actions": actions,
-    })
+    });
+    if avoid_uninitialized_notification {
+        avoid_known(&mut s);
+    }
+    s
+}
+
+/// Known finding F1 (docs/escape-testing.md): until a session is
+/// initialized (an `initialize`, or a stateless request with `_meta`), a
+/// notification ends a tuls session. Sessions that skip the handshake lose
+/// their notifications; stateless ones open with a call.
+pub fn avoid_known(s: &mut Value) {
+    let stateless = s["era"] == "2026-07-28";
+    let skipped = s["skip_initialize"].as_bool().unwrap_or(false);
+    let Some(actions) = s["actions"].as_array_mut() else {
+        return;
+    };
+    let is_note = |a: &Value| a.get("notify").is_some() || a.get("cancel").is_some();
+    if skipped {
+        actions.retain(|a| !is_note(a));
+    } else if stateless {
+        match actions.iter().position(|a| a.get("call").is_some()) {
+            Some(i) => {
+                let first = actions.remove(i);
+                actions.insert(0, first);
+            }
+            None => actions.retain(|a| !is_note(a)),
+        }
+    }
 }
