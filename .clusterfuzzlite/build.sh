@@ -8,8 +8,10 @@
 # The platform runs this in the image of .clusterfuzzlite/Dockerfile with
 # $SRC, $OUT and the sanitizer environment set. To check it without docker:
 #   SRC=/path/above/the/repo OUT=/tmp/cflite-out bash .clusterfuzzlite/build.sh
-# (needs nightly Rust and cargo-fuzz; FUZZ_SANITIZER=none builds without
-# AddressSanitizer, as a quick check on stable).
+# (needs cargo-fuzz; where the default toolchain is stable, add
+# FUZZ_TOOLCHAIN=+nightly, or FUZZ_SANITIZER=none to build on stable
+# without AddressSanitizer).
+set -euo pipefail
 cd "${SRC:?}/tuls"
 : "${OUT:?}"
 mkdir -p "$OUT"
@@ -19,14 +21,16 @@ mkdir -p "$OUT"
 # A local check without nightly may set FUZZ_SANITIZER=none (stable, no
 # sanitizer).
 args=(fuzz build -O --debug-assertions)
+toolchain="${FUZZ_TOOLCHAIN:-}"
 if [ "${FUZZ_SANITIZER:-}" = none ]; then
-  args=(+stable "${args[@]}" -s none)
+  args+=(-s none)
+  toolchain="${toolchain:-+stable}"
 fi
-cargo "${args[@]}"
+cargo ${toolchain:+"$toolchain"} "${args[@]}"
 
 triple="$(rustc -vV | sed -n 's/^host: //p')"
 built="fuzz/target/$triple/release"
-for t in $(cargo fuzz list); do
+for t in $(cargo ${toolchain:+"$toolchain"} fuzz list); do
   cp "$built/$t" "$OUT/$t"
   if [ -d "fuzz/corpus/$t" ] && [ -n "$(ls -A "fuzz/corpus/$t")" ]; then
     (cd "fuzz/corpus/$t" && zip -q -r "$OUT/${t}_seed_corpus.zip" .)

@@ -541,6 +541,26 @@ fn session_in(s: &Value, opts: &Opts, sb: &mut Sandbox, run: &mut Run) {
     if !changes.is_empty() {
         fail(run, "outside-changed", changes.join("; "));
     }
+    let mut missing: Vec<&String> = expected
+        .iter()
+        .filter(|(id, (sends, at_most))| {
+            !*at_most
+                && !cancelled.contains(*id)
+                && srv.reply_counts.get(*id).copied().unwrap_or(0) < *sends
+        })
+        .map(|(id, _)| id)
+        .collect();
+    missing.sort();
+    if !missing.is_empty() {
+        fail(
+            run,
+            "unanswered",
+            format!(
+                "ids {missing:?}: no reply within {:?} of the last send",
+                opts.deadline
+            ),
+        );
+    }
     for (id, (sends, at_most)) in &expected {
         let got = srv.reply_counts.get(id).copied().unwrap_or(0);
         let cancel = cancelled.contains(id);

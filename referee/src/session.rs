@@ -370,7 +370,15 @@ pub fn avoid_known(s: &mut Value) {
     let Some(actions) = s["actions"].as_array_mut() else {
         return;
     };
-    let is_note = |a: &Value| a.get("notify").is_some() || a.get("cancel").is_some();
+    // A notification, or a noise line that is one (a method without an id).
+    let is_note = |a: &Value| {
+        a.get("notify").is_some()
+            || a.get("cancel").is_some()
+            || a["line"].as_str().is_some_and(|l| {
+                serde_json::from_str::<Value>(l)
+                    .is_ok_and(|v| v.get("method").is_some() && v.get("id").is_none())
+            })
+    };
     if skipped {
         actions.retain(|a| !is_note(a));
     } else if stateless {
