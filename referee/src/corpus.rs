@@ -375,7 +375,9 @@ fn judge_call(c: &Value, r: &CallReply, sb: &Sandbox, out: &mut Outcome) {
 
 /// Scans one stdout line for the canaries and the vector's markers.
 fn scan(line: &str, args: &str, v: &Value, sb: &Sandbox, out: &mut Outcome) {
-    if line.contains(&sb.canary) || sb.encoded.iter().any(|e| line.contains(e.as_str())) {
+    // A canary the calls themselves carried proves nothing (vectors avoid it).
+    let echoed = args.contains(&sb.canary);
+    if (line.contains(&sb.canary) && !echoed) || sb.encoded.iter().any(|e| line.contains(e.as_str())) {
         add(&mut out.escapes, "content_read");
     }
     if line.contains(&sb.canary_name) && !args.contains(&sb.canary_name) {
