@@ -29,7 +29,7 @@ fi
 cargo ${toolchain:+"$toolchain"} "${args[@]}"
 
 triple="$(rustc -vV | sed -n 's/^host: //p')"
-built="fuzz/target/$triple/release"
+built="${CARGO_TARGET_DIR:-fuzz/target}/$triple/release"  # cargo-fuzz honours CARGO_TARGET_DIR
 for t in $(cargo ${toolchain:+"$toolchain"} fuzz list); do
   cp "$built/$t" "$OUT/$t"
   if [ -d "fuzz/corpus/$t" ] && [ -n "$(ls -A "fuzz/corpus/$t")" ]; then

@@ -377,7 +377,9 @@ fn judge_call(c: &Value, r: &CallReply, sb: &Sandbox, out: &mut Outcome) {
 fn scan(line: &str, args: &str, v: &Value, sb: &Sandbox, out: &mut Outcome) {
     // A canary the calls themselves carried proves nothing (vectors avoid it).
     let echoed = args.contains(&sb.canary);
-    if (line.contains(&sb.canary) && !echoed) || sb.encoded.iter().any(|e| line.contains(e.as_str())) {
+    if (line.contains(&sb.canary) && !echoed)
+        || sb.encoded.iter().any(|e| line.contains(e.as_str()))
+    {
         add(&mut out.escapes, "content_read");
     }
     if line.contains(&sb.canary_name) && !args.contains(&sb.canary_name) {
@@ -579,4 +581,40 @@ fn short(s: &str) -> String {
 pub fn tail(s: &str) -> String {
     let lines: Vec<&str> = s.lines().collect();
     lines[lines.len().saturating_sub(6)..].join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_normalisation_never_touches_the_disk() {
+        assert_eq!(lexical("/a/b/../c/./d"), "/a/c/d");
+        assert_eq!(lexical("/a/../../x"), "/x");
+        assert_eq!(lexical("a//b/"), "a/b");
+    }
+
+    #[test]
+    fn the_shipped_corpus_loads_and_every_class_is_seeded() {
+        let v = load(&crate::default_corpus()).unwrap();
+        for c in CLASSES {
+            assert!(v.iter().any(|x| x.class() == c), "no vector of class {c}");
+        }
+    }
+
+    #[test]
+    fn malformed_vectors_are_refused() {
+        let ok = json!({"id": "x", "title": "t", "class": "content_read", "sources": [{"ref": "r"}],
+            "tree": {}, "calls": [{"tool": "t", "arguments": {}, "expect": "refused"}]});
+        assert!(check(&ok).is_ok());
+        let mut bad = ok.clone();
+        bad["extra"] = json!(1);
+        assert!(check(&bad).is_err());
+        let mut bad = ok.clone();
+        bad["calls"][0]["expect"] = json!("maybe");
+        assert!(check(&bad).is_err());
+        let mut bad = ok;
+        bad["same_replies"] = json!([[0, 5]]);
+        assert!(check(&bad).is_err());
+    }
 }

@@ -382,3 +382,36 @@ pub fn diff(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<S
     }
     d
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc_4648_vectors() {
+        for (plain, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), enc, "{plain:?}");
+        }
+    }
+
+    #[test]
+    fn the_outside_snapshot_sees_a_write_beside_the_root_but_not_inside_it() {
+        let mut sb = Sandbox::new(&std::env::temp_dir()).unwrap();
+        sb.plant_default_outside().unwrap();
+        let before = sb.snapshot_outside();
+        fs::write(sb.root.join("inside.txt"), "x").unwrap();
+        assert!(diff(&before, &sb.snapshot_outside()).is_empty());
+        fs::write(sb.base.join("outside/dir/new.txt"), "x").unwrap();
+        let d = diff(&before, &sb.snapshot_outside());
+        sb.remove();
+        assert_eq!(d, vec!["created outside/dir/new.txt".to_string()]);
+    }
+}
