@@ -38,6 +38,7 @@ mod suite {
     mod root_moved;
     mod roots;
     mod roots_rules;
+    mod schemas;
     mod search_contents;
     mod search_stream;
     mod spelling;

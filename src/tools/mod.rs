@@ -31,6 +31,7 @@ pub mod move_file;
 pub mod read_media_file;
 pub mod read_multiple_files;
 pub mod read_text_file;
+pub mod schema;
 pub mod search_file_contents;
 pub mod search_files;
 pub mod write_file;
@@ -223,9 +224,13 @@ fn debug_panic_hook(name: &str) {
     let _ = name;
 }
 
+/// A tool's input schema, as derived from its arguments' type and made
+/// portable ([`schema::make_portable`]).
 fn schema<T: JsonSchema + 'static>() -> Value {
     let s = rmcp::handler::server::common::schema_for_type::<T>();
-    Value::Object((*s).clone())
+    let mut v = Value::Object((*s).clone());
+    schema::make_portable(&mut v);
+    v
 }
 
 fn text_output_schema() -> Value {
