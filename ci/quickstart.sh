@@ -28,7 +28,7 @@ block=$(awk -v want="$want" '
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 project="$scratch/project"
-mkdir -p "$project" "$scratch/home/.local/bin" "$scratch/home/.cargo/bin"
+mkdir -p "$project" "$scratch/home"   # a fresh home: no ~/.local/bin yet
 echo "hello" > "$project/hello.txt"
 export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
 # A pyenv-managed python (for block 2's pip) finds its root by HOME too.

@@ -39,7 +39,7 @@ const COMMANDS = [
   { re: /^cargo test$/, how: "step", by: "ci/quickstart.sh 1" },
   { re: /^pip install ziglang==[\d.]+ && cargo install --locked cargo-zigbuild@[\d.]+$/, how: "step", by: "ci/quickstart.sh 2" },
   { re: /^TULS_PROFILE=release TULS_TARGETS=x86_64-unknown-linux-musl bash dist\/build\.sh$/, how: "step", by: "ci/quickstart.sh 2 (then dist/smoke.sh on its output)" },
-  { re: /^install -m 0755 dist\/out\/tuls-x86_64-unknown-linux-musl ~\/\.local\/bin\/tuls$/, how: "step", by: "ci/quickstart.sh 2 (scratch HOME; the installed binary must start)" },
+  { re: /^install -D -m 0755 dist\/out\/tuls-x86_64-unknown-linux-musl ~\/\.local\/bin\/tuls$/, how: "step", by: "ci/quickstart.sh 2 (scratch HOME; the installed binary must start)" },
   { re: /^claude mcp add /, how: "needs", by: "Claude Code (not installed in CI); the same command line is started by this script" },
   { re: /^npx -y @modelcontextprotocol\/inspector@[\d.]+ \/home\/you\/\.cargo\/bin\/tuls filesystem \/home\/you\/project$/, how: "run", by: "inspector-ui" },
   { re: /^npx -y @modelcontextprotocol\/inspector@[\d.]+ --cli .* --method tools\/list$/, how: "run", by: "inspector-list" },
