@@ -66,12 +66,12 @@ async function session(readOnly) {
     check(`${label}: no write tool listed`, !names.includes("write_file") && !names.includes("edit_file") && names.includes("read_text_file"), names.join(","));
     let refused = false;
     try {
-      const r = await client.callTool({ name: "write_file", arguments: { path: join(a, "x.txt"), content: "x" } });
+      const r = await client.callTool({ name: "write_file", arguments: { path: join(a, "ro.txt"), content: "x" } });
       refused = r.isError === true;
     } catch {
       refused = true;
     }
-    check(`${label}: write_file is refused`, refused && !existsSync(join(a, "x.txt")));
+    check(`${label}: write_file is refused`, refused && !existsSync(join(a, "ro.txt")));
   } else {
     check(`${label}: every tool listed`, names.includes("write_file") && names.includes("search_file_contents"), names.join(","));
     const w = await client.callTool({ name: "write_file", arguments: { path: join(a, "x.txt"), content: "written" } });
