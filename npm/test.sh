@@ -52,10 +52,13 @@ got="$(sigterm_status "${launcher[@]}")"
 pgrep -f "$bin filesystem" >/dev/null && nok "a tuls process outlived its launcher" || ok "no tuls process left behind"
 # Without the platform package (optional dependencies omitted), the launcher
 # says which package is missing, with which version, and why it may be.
-mkdir "$tmp/no-platform" && (cd "$tmp/no-platform" && npm install --offline --omit=optional --no-audit --no-fund \
+# (In a folder of its own, outside $tmp: node would find $tmp/node_modules from a subfolder.)
+bare="$(mktemp -d)"
+(cd "$bare" && npm install --offline --omit=optional --no-audit --no-fund \
     --loglevel=error "$repo"/dist/out/npm/tuls-mcp-[0-9]*.tgz)
 set +e
-msg="$(node "$tmp/no-platform/node_modules/.bin/tuls-mcp" --version 2>&1 >/dev/null)"; st=$?
+msg="$(node "$bare/node_modules/.bin/tuls-mcp" --version 2>&1 >/dev/null)"; st=$?
+rm -rf "$bare"
 set -e
 version="$(node -p 'require(process.argv[1]).version' "$repo/npm/tuls-mcp/package.json")"
 if [ "$st" = 1 ] && [[ "$msg" == *"comes in the package @tuls-mcp/linux-x64@$version, which is not installed"* ]] \
