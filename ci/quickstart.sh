@@ -31,6 +31,10 @@ project="$scratch/project"
 mkdir -p "$project" "$scratch/home"   # a fresh home: no ~/.local/bin yet
 echo "hello" > "$project/hello.txt"
 export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+# cargo-zigbuild keeps its zig wrappers under the cache dir; a scratch cache
+# would give them new paths on every run, and cargo would rebuild every crate
+# of the static build (the C compiler's path is part of its fingerprint).
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$HOME/.cache}"
 # A pyenv-managed python (for block 2's pip) finds its root by HOME too.
 if [ -z "${PYENV_ROOT:-}" ] && [ -d "$HOME/.pyenv" ]; then export PYENV_ROOT="$HOME/.pyenv"; fi
 # The toolchain (cargo, rustup's proxies) stays on PATH after the scratch bins.
