@@ -34,7 +34,7 @@ for t in $targets; do
     # binutils' strip does not know aarch64 and zig's objcopy cannot strip.
     env "CARGO_PROFILE_$(echo "$profile" | tr a-z- A-Z_)_STRIP=symbols" \
         cargo zigbuild --locked --profile "$profile" --target "$t" --bin tuls
-    cp "target/$t/$profdir/tuls" "$out/tuls-$t"
+    cp "${CARGO_TARGET_DIR:-target}/$t/$profdir/tuls" "$out/tuls-$t"
     case "$(file -b "$out/tuls-$t")" in
         *"not stripped"*) echo "build.sh: $out/tuls-$t is not stripped" >&2; exit 1 ;;
     esac

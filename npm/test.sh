@@ -50,6 +50,31 @@ want="$(sigterm_status "$bin")"
 got="$(sigterm_status "${launcher[@]}")"
 [ "$got" = "$want" ] && ok "SIGTERM: launcher ends with the binary's status ($got)" || nok "SIGTERM: binary $want, launcher $got"
 pgrep -f "$bin filesystem" >/dev/null && nok "a tuls process outlived its launcher" || ok "no tuls process left behind"
+# Without the platform package (optional dependencies omitted), the launcher
+# says which package is missing, with which version, and why it may be.
+# (In a folder of its own, outside $tmp: node would find $tmp/node_modules from a subfolder.)
+bare="$(mktemp -d)"
+(cd "$bare" && npm install --offline --omit=optional --no-audit --no-fund \
+    --loglevel=error "$repo"/dist/out/npm/tuls-mcp-[0-9]*.tgz)
+set +e
+msg="$(node "$bare/node_modules/.bin/tuls-mcp" --version 2>&1 >/dev/null)"; st=$?
+rm -rf "$bare"
+set -e
+version="$(node -p 'require(process.argv[1]).version' "$repo/npm/tuls-mcp/package.json")"
+if [ "$st" = 1 ] && [[ "$msg" == *"comes in the package @tuls-mcp/linux-x64@$version, which is not installed"* ]] \
+    && [[ "$msg" == *"--omit=optional"* ]] && [[ "$msg" == *"TULS_BINARY"* ]]; then
+    ok "without the platform package: the launcher names it and the reasons ($msg)"
+else
+    nok "without the platform package: status $st, message: $msg"
+fi
+# The platform package present but its binary gone: an incomplete install.
+mv "$bin" "$bin.away"
+set +e
+msg="$("${launcher[@]}" --version 2>&1 >/dev/null)"; st=$?
+set -e
+[ "$st" = 1 ] && [[ "$msg" == *"is installed"*"but has no bin/tuls"* ]] \
+    && ok "platform package without its binary: said so" || nok "incomplete install: status $st, message: $msg"
+mv "$bin.away" "$bin"
 echo "$passed passed, $failed failed"
 
 # The SDK session, through npx as a client config would start it.

@@ -263,6 +263,25 @@ pub fn expand_home(dir: &Path, home: Option<&OsStr>) -> Result<PathBuf, String> 
     }
 }
 
+/// A note for a `DIR` that could not be opened and starts with `~user`:
+/// only `~` and `~/` expand, so such a `DIR` was taken literally.
+pub fn tilde_user_note(dir: &Path) -> Option<String> {
+    let bytes = dir.as_os_str().as_encoded_bytes();
+    if bytes.len() > 1 && bytes[0] == b'~' && bytes[1] != b'/' {
+        let user = dir
+            .to_string_lossy()
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        Some(format!(
+            "'{user}' is not expanded (only a leading '~' or '~/' expands, to $HOME): give the full path"
+        ))
+    } else {
+        None
+    }
+}
+
 /// `--max-reply-chars`: 0, or at least [`crate::limits::MIN_REPLY_CHARS`].
 fn parse_reply_chars(s: &str) -> Result<usize, String> {
     let n: usize = s.parse().map_err(|e| format!("{e}"))?;

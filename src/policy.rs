@@ -26,7 +26,7 @@ pub enum Selector {
 pub enum PolicyError {
     /// The selector is empty, malformed, or names a capability or tool tuls
     /// does not have.
-    #[error("invalid selector '{given}' for {flag}: {reason}; valid selectors: {}", valid_selectors().join(", "))]
+    #[error("invalid selector '{given}' for {flag}: {reason}\nvalid selectors:\n  {}", valid_selectors().join("\n  "))]
     Invalid {
         /// `--allow` or `--deny`.
         flag: &'static str,
@@ -75,15 +75,63 @@ pub fn parse(flag: &'static str, s: &str) -> Result<Selector, PolicyError> {
     Err(PolicyError::Invalid {
         flag,
         given: s.to_owned(),
-        reason: why_invalid(s),
+        reason: why_invalid(flag, s),
     })
 }
 
-/// Says what is wrong with a selector [`parse`] refused.
-fn why_invalid(s: &str) -> String {
+/// Says what is wrong with a selector [`parse`] refused, with a suggestion
+/// when one valid selector is close to it.
+fn why_invalid(flag: &str, s: &str) -> String {
     if s.is_empty() {
         return "the selector is empty".to_owned();
     }
+    if s.contains(',') {
+        let parts: Vec<&str> = s.split(',').filter(|p| !p.is_empty()).collect();
+        let repeated: Vec<String> = parts.iter().map(|p| format!("{flag} {p}")).collect();
+        return format!(
+            "one selector per flag: repeat {flag} for each ({})",
+            repeated.join(" ")
+        );
+    }
+    let reason = why_invalid_shape(s);
+    match suggestion(s) {
+        Some(near) if !reason.contains("did you mean") => {
+            format!("{reason}; did you mean '{near}'?")
+        }
+        _ => reason,
+    }
+}
+
+/// The valid selector a mistyped one most likely meant: a bare capability
+/// or tool name (`read`, `move_file`), or one within a small edit distance.
+fn suggestion(s: &str) -> Option<String> {
+    let valid = valid_selectors();
+    for prefixed in [format!("filesystem.{s}"), format!("filesystem/{s}")] {
+        if valid.contains(&prefixed) {
+            return Some(prefixed);
+        }
+    }
+    let (best, distance) = valid
+        .iter()
+        .map(|v| (v, strsim::damerau_levenshtein(s, v)))
+        .min_by_key(|(_, d)| *d)?;
+    if distance <= 3 {
+        return Some(best.clone());
+    }
+    // A wrong prefix with the right name (`fs.read`, `fs/move_file`).
+    let name = |x: &str| x.rsplit(['/', '.']).next().unwrap_or("").to_owned();
+    let wanted = name(s);
+    let mut same = valid
+        .iter()
+        .filter(|v| !wanted.is_empty() && name(v) == wanted);
+    match (same.next(), same.next()) {
+        (Some(only), None) => Some(only.clone()),
+        _ => None,
+    }
+}
+
+/// What is wrong with the shape of a refused selector.
+fn why_invalid_shape(s: &str) -> String {
     if s.trim() != s {
         return "it has leading or trailing whitespace (selectors are matched exactly)".to_owned();
     }
@@ -241,7 +289,7 @@ mod tests {
             let e = p(&[bad], &[]).unwrap_err();
             assert!(
                 e.to_string()
-                    .contains("valid selectors: filesystem, filesystem.read"),
+                    .contains("\nvalid selectors:\n  filesystem\n  filesystem.read\n"),
                 "{bad}: {e}"
             );
             assert!(p(&[], &[bad]).is_err());
@@ -261,6 +309,18 @@ mod tests {
             ("filesystem/", "no tool name"),
             ("filesystem/nope", "unknown tool 'nope'"),
             ("fs.read", "malformed"),
+            ("fs.read", "did you mean 'filesystem.read'"),
+            ("filesystem.raed", "did you mean 'filesystem.read'"),
+            (
+                "filesystem/mvoe_file",
+                "did you mean 'filesystem/move_file'",
+            ),
+            ("read", "did you mean 'filesystem.read'"),
+            ("move_file", "did you mean 'filesystem/move_file'"),
+            (
+                "filesystem.read,filesystem.write",
+                "repeat --deny for each (--deny filesystem.read --deny filesystem.write)",
+            ),
         ] {
             let e = p(&[], &[bad]).unwrap_err().to_string();
             assert!(e.contains(reason), "{bad:?}: {e}");

@@ -30,11 +30,34 @@ pub fn main(hooks: Hooks) -> ExitCode {
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
+            if e.kind() == clap::error::ErrorKind::InvalidSubcommand {
+                subcommand_hint();
+            }
             return ExitCode::from(code);
         }
     };
     match cli.command {
         Command::Filesystem(args) => filesystem(args, hooks),
+    }
+}
+
+/// `tuls DIR...` (the reference server's shape) names no subcommand: when
+/// its first word is a directory, say how to serve it.
+fn subcommand_hint() {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let Some(first) = args.first() else { return };
+    let dir = crate::cli::expand_home(
+        std::path::Path::new(first),
+        std::env::var_os("HOME").as_deref(),
+    );
+    if dir.is_ok_and(|d| roots::open(&d).is_ok()) {
+        eprintln!(
+            "\ntuls: '{first}' is a directory; to serve it, name the server first:\n  tuls filesystem {}",
+            args.join(" ")
+        );
     }
 }
 
@@ -187,9 +210,24 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
                 if root.display == "/" {
                     tracing::warn!("'/' is an allowed directory: the whole filesystem is in scope");
                 }
+                if let Some(first) = opened
+                    .iter()
+                    .find(|r: &&roots::Root| r.same_directory(&root))
+                {
+                    tracing::warn!(
+                        "allowed directory '{}' is given twice (also as '{}'); once is enough",
+                        root.display,
+                        first.display
+                    );
+                }
                 opened.push(root);
             }
-            Err(e) => return config_error(e),
+            Err(e) => {
+                return config_error(match crate::cli::tilde_user_note(dir.as_path()) {
+                    Some(note) => format!("{e}; {note}"),
+                    None => e.to_string(),
+                });
+            }
         }
     }
     let path_rules = match path_rules(&args, home.as_deref(), &mut opened) {
@@ -255,7 +293,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         eprintln!(
             "tuls: this is an MCP server speaking JSON-RPC on stdin/stdout; it is waiting for a client.\n\
              tuls: connect one instead of typing, e.g. `claude mcp add tuls -- tuls filesystem DIR`, or\n\
-             tuls: `npx @modelcontextprotocol/inspector tuls filesystem DIR`. Press Ctrl-D to quit."
+             tuls: `npx -y @modelcontextprotocol/inspector@0.15.0 tuls filesystem DIR`. Press Ctrl-D to quit."
         );
     }
 

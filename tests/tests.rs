@@ -44,6 +44,7 @@ mod suite {
     mod roots;
     mod roots_rules;
     mod rules;
+    mod schemas;
     mod search_bounds;
     mod search_contents;
     mod search_stream;

@@ -56,6 +56,12 @@ impl Root {
         std::iter::once(self.display.as_str()).chain(self.resolved.as_deref())
     }
 
+    /// Whether `other` is the same directory as this root, as opened at
+    /// startup (by device and inode): a `DIR` given twice.
+    pub fn same_directory(&self, other: &Root) -> bool {
+        self.origin.id == other.origin.id
+    }
+
     /// Refuses a call on this root (`path` is the client's path, for the
     /// message) once the operator's path no longer names the directory opened
     /// at startup. See [`Origin::check`].

@@ -35,6 +35,7 @@ pub mod read_file;
 pub mod read_media_file;
 pub mod read_multiple_files;
 pub mod read_text_file;
+pub mod schema;
 pub mod search_file_contents;
 pub mod search_files;
 pub mod write_file;
@@ -258,6 +259,8 @@ fn debug_panic_hook(name: &str) {
     let _ = name;
 }
 
+/// A tool's input schema, as derived from its arguments' type and made
+/// portable ([`schema::make_portable`]).
 fn schema<T: JsonSchema + 'static>() -> Value {
     let s = rmcp::handler::server::common::schema_for_type::<T>();
     let mut v = Value::Object((*s).clone());
@@ -279,6 +282,7 @@ fn schema<T: JsonSchema + 'static>() -> Value {
         }
     }
     lean(&mut v);
+    schema::make_portable(&mut v);
     v
 }
 

@@ -111,6 +111,20 @@ fn every_kind_of_bad_selector_stops_startup_with_status_2_and_the_valid_list() {
         ("read", "malformed"),
         ("filesystem:read", "malformed"),
         ("move_file", "malformed"),
+        ("fs.read", "did you mean 'filesystem.read'?"),
+        ("read", "did you mean 'filesystem.read'?"),
+        ("move_file", "did you mean 'filesystem/move_file'?"),
+        ("filesystem.raed", "did you mean 'filesystem.read'?"),
+        (
+            "filesystem/mvoe_file",
+            "did you mean 'filesystem/move_file'?",
+        ),
+        (
+            "filesystem/read_txt_file",
+            "did you mean 'filesystem/read_text_file'?",
+        ),
+        ("filesystem:read", "did you mean 'filesystem.read'?"),
+        ("filesystem.read,filesystem.write", "repeat"),
     ];
     for (sel, reason) in cases {
         for flag in ["--allow", "--deny"] {
@@ -121,9 +135,10 @@ fn every_kind_of_bad_selector_stops_startup_with_status_2_and_the_valid_list() {
                 "{flag} {sel:?}: {err}"
             );
             assert!(line.contains(reason), "{flag} {sel:?}: {err}");
+            let listed: Vec<String> = VALID.iter().map(|v| format!("  {v}")).collect();
             assert!(
-                line.ends_with(&format!("valid selectors: {}", VALID.join(", "))),
-                "{flag} {sel:?}: the error must list every valid selector: {err}"
+                err.ends_with(&format!("\nvalid selectors:\n{}\n", listed.join("\n"))),
+                "{flag} {sel:?}: the error must list every valid selector, one per line: {err}"
             );
         }
     }
@@ -138,6 +153,131 @@ fn every_kind_of_bad_selector_stops_startup_with_status_2_and_the_valid_list() {
         "filesystem/move_file",
     ]);
     assert!(err.contains("unknown tool 'nope'"), "{err}");
+}
+
+/// A comma list is not one selector: the error says to repeat the flag, and
+/// spells the repeated flags out.
+#[test]
+fn a_comma_list_of_selectors_is_refused_with_repeat_the_flag() {
+    let env = TestEnv::new();
+    for flag in ["--allow", "--deny"] {
+        let err = assert_config_error(&args![
+            env.root(),
+            flag,
+            "filesystem.read,filesystem/move_file"
+        ]);
+        let line = err.lines().next().unwrap_or_default();
+        assert!(
+            line.ends_with(&format!(
+                "one selector per flag: repeat {flag} for each ({flag} filesystem.read {flag} filesystem/move_file)"
+            )),
+            "{err}"
+        );
+        assert!(!line.contains("did you mean"), "{err}");
+    }
+}
+
+/// A selector nothing is close to gets no guess.
+#[test]
+fn a_selector_far_from_every_valid_one_gets_no_suggestion() {
+    let env = TestEnv::new();
+    let err = assert_config_error(&args![env.root(), "--allow", "network.fetch"]);
+    assert!(err.contains("malformed"), "{err}");
+    assert!(!err.contains("did you mean"), "{err}");
+}
+
+/// `tuls DIR` (the reference server's shape) on an existing directory says
+/// to put `filesystem` first; a word that is no directory gets clap's error
+/// alone.
+#[test]
+fn tuls_dir_without_the_subcommand_suggests_tuls_filesystem_dir() {
+    let env = TestEnv::new();
+    let root = env.root_str();
+    let out = run_cli(
+        &[root.as_str(), "--allow", "filesystem.read"],
+        default_timeout(),
+    );
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains(&format!("unrecognized subcommand '{root}'")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "tuls: '{root}' is a directory; to serve it, name the server first:\n  tuls filesystem {root} --allow filesystem.read\n"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("tuls: roots:"),
+        "nothing is served: {}",
+        out.stderr
+    );
+
+    let missing = format!("{root}/no-such-dir");
+    let out = run_cli(&[missing.as_str()], default_timeout());
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("unrecognized subcommand"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("tuls filesystem"), "{}", out.stderr);
+}
+
+/// The same directory given twice (as written, or by another spelling) is
+/// served, with a warning naming both spellings.
+#[test]
+fn a_dir_given_twice_gets_a_warning() {
+    let env = TestEnv::new();
+    let root = env.root_str();
+    let out = fs(&args![env.root(), env.root()]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "tuls: warn: allowed directory '{root}' is given twice (also as '{root}'); once is enough"
+        )),
+        "{}",
+        out.stderr
+    );
+    // Another spelling of the same directory is caught too (by inode).
+    let other = format!("{root}/sub/..");
+    std::fs::create_dir(env.root().join("sub")).expect("mkdir");
+    let out = fs(&args![env.root(), &other]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is given twice (also as "),
+        "{}",
+        out.stderr
+    );
+    // Distinct directories get no warning.
+    let out = fs(&args![env.root(), env.root().join("sub")]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!out.stderr.contains("given twice"), "{}", out.stderr);
+}
+
+/// `~user/x` is not expanded (only `~` and `~/` are): the error says so
+/// instead of only "does not exist".
+#[test]
+fn a_tilde_user_dir_says_tilde_user_is_not_expanded() {
+    let env = TestEnv::new();
+    let err = assert_config_error(&args!["~root/x", "--allow", "filesystem.read"]);
+    assert!(
+        err.contains("allowed directory '~root/x' does not exist"),
+        "{err}"
+    );
+    assert!(
+        err.contains("'~root' is not expanded (only a leading '~' or '~/' expands, to $HOME): give the full path"),
+        "{err}"
+    );
+    // A `~/` path that is missing gets no such note.
+    let err = assert_config_error(&args!["~/no-such-dir-for-tuls-tests", env.root()]);
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!err.contains("not expanded"), "{err}");
 }
 
 #[test]

@@ -32,9 +32,35 @@ function binaryPath() {
   try {
     return require.resolve(`${pkg}/bin/tuls`);
   } catch {
-    fail(`the platform package ${pkg} is not installed. It is an optional dependency of tuls-mcp: ` +
-      "reinstall without --no-optional / --omit=optional.");
+    fail(missingBinary(pkg));
   }
+}
+
+// Says what is really missing, and the likely reason, instead of guessing one.
+function missingBinary(pkg) {
+  let wanted = "";
+  try {
+    wanted = require("../package.json").optionalDependencies[pkg] ?? "";
+  } catch {
+    // the version is only for the message
+  }
+  const spec = wanted ? `${pkg}@${wanted}` : pkg;
+  let manifest;
+  try {
+    manifest = require.resolve(`${pkg}/package.json`);
+  } catch {
+    // not installed at all
+  }
+  if (manifest) {
+    const dir = require("node:path").dirname(manifest);
+    return `${spec} is installed (${dir}) but has no bin/tuls: the install is incomplete; reinstall tuls-mcp.`;
+  }
+  const looked = (require.resolve.paths(pkg) ?? []).slice(0, 3).join(", ");
+  return `the tuls binary for ${process.platform} ${process.arch} comes in the package ${spec}, ` +
+    `which is not installed (looked in: ${looked}). npm installs it as an optional dependency of ` +
+    "tuls-mcp and skips it when optional dependencies are omitted (--omit=optional, or npm_config_omit), " +
+    "when a package-lock.json written on another platform leaves it out, or when the registry has no " +
+    `${spec}. Install ${spec} next to tuls-mcp, or set TULS_BINARY to a tuls binary.`;
 }
 
 const bin = binaryPath();
