@@ -29,7 +29,9 @@ use tuls::rules::{Effect, Matcher, Rule, Rules};
 
 /// The pattern vocabulary (`.gitignore` syntax), in shapes the oracle's
 /// matcher knows.
-const PATTERNS: [&str; 8] = ["s", ".env", "*.txt", "/a/f.txt", "b", "**/k.txt", ".git", "/a/up"];
+const PATTERNS: [&str; 8] = [
+    "s", ".env", "*.txt", "/a/f.txt", "b", "**/k.txt", ".git", "/a/up",
+];
 
 /// Path tokens.
 const TOKENS: [&str; 20] = [
@@ -274,7 +276,10 @@ fn check(fx: &Fx, hide: u8, ro: u8, segs: &[&str]) {
         }
         Oracle::Broken => {
             if let Ok(t) = &got {
-                assert!(!usable(t) || t.dir().is_err(), "{path:?}: broken yet usable");
+                assert!(
+                    !usable(t) || t.dir().is_err(),
+                    "{path:?}: broken yet usable"
+                );
             }
         }
         Oracle::At(canon, exists, passed) => {
@@ -284,15 +289,24 @@ fn check(fx: &Fx, hide: u8, ro: u8, segs: &[&str]) {
             };
             if hidden {
                 assert!(!usable(&t), "{path:?} reaches hidden {canon:?}");
-                assert!(t.check_write("open").is_err(), "{path:?}: hidden but writable");
+                assert!(
+                    t.check_write("open").is_err(),
+                    "{path:?}: hidden but writable"
+                );
             } else if covered(ro, &canon) {
-                assert!(t.check_write("open").is_err(), "{path:?}: {canon:?} is read-only");
+                assert!(
+                    t.check_write("open").is_err(),
+                    "{path:?}: {canon:?} is read-only"
+                );
                 if exists {
                     assert!(usable(&t), "{path:?}: read-only {canon:?} unreadable");
                 }
             } else if exists {
                 assert!(usable(&t), "{path:?}: {canon:?} hidden by mistake");
-                assert!(t.check_write("open").is_ok(), "{path:?}: {canon:?} protected by mistake");
+                assert!(
+                    t.check_write("open").is_ok(),
+                    "{path:?}: {canon:?} protected by mistake"
+                );
             }
         }
     }
@@ -305,6 +319,9 @@ fuzz_target!(|data: &[u8]| {
     if rest.len() > 24 {
         return;
     }
-    let segs: Vec<&str> = rest.iter().map(|b| TOKENS[*b as usize % TOKENS.len()]).collect();
+    let segs: Vec<&str> = rest
+        .iter()
+        .map(|b| TOKENS[*b as usize % TOKENS.len()])
+        .collect();
     check(fixture(), *hide, *ro, &segs);
 });

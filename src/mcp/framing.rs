@@ -2,7 +2,7 @@
 //! ([`LineReader`]), the top-level `id` of a line read without parsing it
 //! ([`top_level_id`], [`raw_id`]), what parsing a line would cost
 //! ([`parse_cost`]), and the error reply to a line that is not a message
-//! tuls reads ([`not_a_message`]).
+//! tuls reads (`not_a_message`).
 //! May touch: nothing (it reads only what it is given).
 
 use rmcp::model::{ErrorCode, ErrorData, RequestId};

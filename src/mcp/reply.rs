@@ -46,7 +46,7 @@ const EXTRA_FIELDS: [&str; 2] = ["version", "versions"];
 
 /// Whether the writer adds `structuredContent` to `r` from its one content
 /// block: a successful result with one block and no `structuredContent` of
-/// its own, or only fields to add beside the block's ([`EXTRA_FIELDS`]; a
+/// its own, or only fields to add beside the block's (`version`, `versions`; a
 /// search's own data, with other keys, is not mirrored).
 pub fn mirrors(r: &CallToolResult) -> bool {
     r.is_error != Some(true)

@@ -4,7 +4,7 @@
 //! ([`diff`]), glob patterns ([`glob`]), JSON string escaping ([`json`]),
 //! the small text utilities the reference's output formats need ([`fmt`]),
 //! the reply budget ([`budget`]), line ranges ([`lines`]) and the reply of a
-//! content search ([`matches`]). The fuzz targets call this
+//! content search ([`matches`](mod@matches)). The fuzz targets call this
 //! layer directly.
 //! May touch: nothing.
 
