@@ -136,12 +136,16 @@ pub fn outside_roots(path: &Path, roots: &[Root], what: &str) -> Result<(), Stri
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    #[cfg(target_os = "linux")]
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let mut dir = rustix::fs::open(parent, flags, Mode::empty())
         .map_err(|e| format!("cannot open the directory of the {what}: {e}"))?;
     for _ in 0..4096 {
         let st = rustix::fs::fstat(&dir).map_err(|e| format!("cannot stat: {e}"))?;
-        let id = (st.st_dev, st.st_ino);
+        #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
+        let id = (st.st_dev as u64, st.st_ino as u64);
         if ids.contains(&id) {
             return Err(format!(
                 "the {what} '{}' lies inside an allowed directory, where the agent could change it; put it outside every DIR",
@@ -151,7 +155,8 @@ pub fn outside_roots(path: &Path, roots: &[Root], what: &str) -> Result<(), Stri
         let up = rustix::fs::openat(&dir, "..", flags, Mode::empty())
             .map_err(|e| format!("cannot open a directory above the {what}: {e}"))?;
         let ust = rustix::fs::fstat(&up).map_err(|e| format!("cannot stat: {e}"))?;
-        if (ust.st_dev, ust.st_ino) == id {
+        #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
+        if (ust.st_dev as u64, ust.st_ino as u64) == id {
             return Ok(()); // `/`
         }
         dir = up;
@@ -213,7 +218,7 @@ impl Audit {
             }
         }
         if result.is_ok() && sync {
-            result = match rustix::fs::fdatasync(&*fd) {
+            result = match crate::fs::sys::datasync(&*fd) {
                 // A pipe or a character device cannot be synced; what was
                 // written is with the reader.
                 Err(rustix::io::Errno::INVAL | rustix::io::Errno::ROFS) => Ok(()),

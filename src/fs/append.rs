@@ -90,7 +90,7 @@ fn write_at_end(dest: &Dest, fd: &OwnedFd, end: u64, bytes: &[u8]) -> Result<()>
                 Err(e) => return Err(Error::io("write", given, &e.into())),
             }
         }
-        rustix::fs::fdatasync(fd).map_err(|e| Error::io("fsync", given, &e.into()))?;
+        crate::fs::sys::datasync(fd).map_err(|e| Error::io("fsync", given, &e.into()))?;
         if !dest.still_in_root() {
             return Err(Error::DirectoryMoved {
                 path: given.to_owned(),

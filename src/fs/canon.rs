@@ -191,10 +191,15 @@ pub fn walk(
                 let link = match rustix::fs::readlinkat(&*cur, c.as_str(), Vec::new()) {
                     Ok(link) => link,
                     // No longer a link (or gone): replaced since the lstat.
+                    // As any path the walk cannot go on with: void, worded
+                    // by each operation as a missing path.
                     Err(Errno::INVAL | Errno::NOENT) => {
-                        return Err(Error::Changed {
-                            path: given.to_owned(),
-                        });
+                        out.base = cur;
+                        out.rel = vec![c];
+                        out.held = None;
+                        out.local = local;
+                        out.parent_end = Some(end_before);
+                        return void(out, Errno::NOENT);
                     }
                     Err(e) => return Err(Error::io("open", given, &e.into())),
                 };

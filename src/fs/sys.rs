@@ -86,3 +86,12 @@ pub fn is_procfs(dir: &cap_std::fs::Dir) -> bool {
 pub fn is_procfs(_dir: &cap_std::fs::Dir) -> bool {
     false
 }
+
+/// Flushes a file's data (and the metadata needed to read it back) to
+/// disk: `fdatasync` where there is one, `fsync` elsewhere (macOS).
+pub fn datasync<Fd: rustix::fd::AsFd>(fd: Fd) -> rustix::io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    return rustix::fs::fdatasync(fd);
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    return rustix::fs::fsync(fd);
+}
