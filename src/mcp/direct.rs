@@ -210,11 +210,12 @@ impl Direct {
             _slot: slot.take(),
             answered: false,
         };
-        match self.server.admit_now(tool) {
-            Some(admitted) => call.launch(admitted),
-            None => {
+        let carried = call._slot.as_ref().and_then(Slot::take_carried);
+        match self.server.admit_now(tool, carried) {
+            Ok(admitted) => call.launch(admitted),
+            Err(carried) => {
                 self.runtime.spawn(async move {
-                    let admitted = call.server.admit(call.tool).await;
+                    let admitted = call.server.admit(call.tool, carried).await;
                     call.launch(admitted);
                 });
             }

@@ -71,24 +71,45 @@ struct Ledger {
 /// One request's place among those in flight; rides in the request's rmcp
 /// extensions and is freed when the handler drops its context.
 #[derive(Debug, Clone)]
-struct CallSlot(#[allow(dead_code)] Arc<Slot>);
+struct CallSlot(Arc<Slot>);
 
 /// A free call slot, taken by the reader before it reads a line; once a
 /// request takes it, it also carries the budget its parsed message holds
-/// ([`Slot::carry`]), until the request is answered.
+/// ([`Slot::carry`]), until the call is admitted and takes that budget into
+/// its own reservation ([`Flow::reserve_with`]).
 #[derive(Debug)]
 pub struct Slot(
     #[allow(dead_code)] OwnedSemaphorePermit,
-    Option<Reservation>,
+    Mutex<Option<Reservation>>,
 );
 
 impl Slot {
-    /// Makes the slot hold `parsed` (the reply budget reserved for what
-    /// parsing the request's line takes) for as long as the request is in
-    /// flight.
-    pub fn carry(&mut self, parsed: Reservation) {
-        self.1 = Some(parsed);
+    fn new(permit: OwnedSemaphorePermit) -> Self {
+        Self(permit, Mutex::new(None))
     }
+
+    /// Makes the slot hold `parsed` (the reply budget reserved for what
+    /// parsing the request's line takes) until the call is admitted.
+    pub fn carry(&mut self, parsed: Reservation) {
+        *self
+            .1
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(parsed);
+    }
+
+    /// The parse budget the slot carries, taken out (the call's admission
+    /// counts it into the call's own reservation).
+    pub fn take_carried(&self) -> Option<Reservation> {
+        lock(&self.1).take()
+    }
+}
+
+/// The parse budget carried by the call slot in a request's rmcp
+/// extensions, taken out ([`Slot::take_carried`]).
+pub fn take_carried(extensions: &rmcp::model::Extensions) -> Option<Reservation> {
+    extensions
+        .get::<CallSlot>()
+        .and_then(|slot| slot.0.take_carried())
 }
 
 /// Reply bytes reserved for one call, released when dropped.
@@ -137,14 +158,14 @@ impl Flow {
         );
         let slot = self.calls.clone().acquire_owned().await.ok()?;
         drop(self.bytes.acquire().await.ok()?);
-        Some(Slot(slot, None))
+        Some(Slot::new(slot))
     }
 
     /// [`Flow::ready_to_read`] without waiting.
     pub fn try_ready_to_read(&self) -> Option<Slot> {
         let slot = self.calls.clone().try_acquire_owned().ok()?;
         drop(self.bytes.try_acquire().ok()?);
-        Some(Slot(slot, None))
+        Some(Slot::new(slot))
     }
 
     /// Sees each message as it is handed to rmcp: a request takes `slot`
@@ -202,6 +223,65 @@ impl Flow {
         let units = self.units_for(bytes);
         let permit = self.bytes.clone().try_acquire_many_owned(units).ok()?;
         Some(Reservation(permit))
+    }
+
+    /// Reserves `bytes` of reply budget for a call on top of `carried`
+    /// (the budget its parsed request already holds), as one reservation of
+    /// both (at most the whole budget). When that is not free now, it waits
+    /// holding nothing: a call that waited while holding its parse budget
+    /// could wait forever behind a reservation queued for the whole budget,
+    /// or behind its own (finding F3: one `list_directory` whose line cost
+    /// more than 64 KiB to parse, with a plan of the whole budget, stopped
+    /// the session). `None` only if the session is over.
+    pub async fn reserve_with(
+        &self,
+        carried: Option<Reservation>,
+        bytes: u64,
+    ) -> Option<Reservation> {
+        match self.try_reserve_with(carried, bytes) {
+            Ok(r) => Some(r),
+            Err(carried) => {
+                let units = self.units_with(carried.as_ref(), bytes);
+                drop(carried);
+                let permit = self.bytes.clone().acquire_many_owned(units).await.ok()?;
+                Some(Reservation(permit))
+            }
+        }
+    }
+
+    /// [`Flow::reserve_with`] without waiting: gives `carried` back when
+    /// the rest is not free now.
+    pub fn try_reserve_with(
+        &self,
+        carried: Option<Reservation>,
+        bytes: u64,
+    ) -> Result<Reservation, Option<Reservation>> {
+        let units = self.units_with(carried.as_ref(), bytes);
+        let Some(Reservation(mut permit)) = carried else {
+            return self
+                .bytes
+                .clone()
+                .try_acquire_many_owned(units)
+                .map(Reservation)
+                .map_err(|_| None);
+        };
+        let have = u32::try_from(permit.num_permits()).unwrap_or(u32::MAX);
+        if have >= units {
+            return Ok(Reservation(permit));
+        }
+        match self.bytes.clone().try_acquire_many_owned(units - have) {
+            Ok(more) => {
+                permit.merge(more);
+                Ok(Reservation(permit))
+            }
+            Err(_) => Err(Some(Reservation(permit))),
+        }
+    }
+
+    /// The units of `carried` plus `bytes`, at most the whole budget.
+    fn units_with(&self, carried: Option<&Reservation>, bytes: u64) -> u32 {
+        let have = carried.map_or(0, |r| r.0.num_permits() as u64);
+        self.units_for(have.saturating_mul(UNIT).saturating_add(bytes))
     }
 
     /// Parks the budget of a built reply of `bytes` for request `id`

@@ -179,7 +179,9 @@ impl Server {
         cancel: CancellationToken,
         progress: Option<Progress>,
     ) -> Option<CallToolResult> {
-        self.run(name, args, cancel, progress).await.map(|(r, _)| r)
+        self.run(name, args, cancel, progress, None)
+            .await
+            .map(|(r, _)| r)
     }
 
     /// [`Server::call`], also returning the reply budget reserved for the
@@ -191,9 +193,10 @@ impl Server {
         args: Value,
         cancel: CancellationToken,
         progress: Option<Progress>,
+        carried: Option<Reservation>,
     ) -> Option<(CallToolResult, Option<Reservation>)> {
         let tool = self.enabled(name)?;
-        let reservation = match self.admit(tool).await {
+        let reservation = match self.admit(tool, carried).await {
             Ok(r) => r,
             Err(e) => return Some((reply::tool_result(Err(e)), None)),
         };
@@ -219,24 +222,36 @@ impl Server {
     }
 
     /// Lets a call of `tool` start: waits, bounded, for pending client roots,
-    /// then reserves the reply budget its result may need.
-    pub(super) async fn admit(&self, tool: &ToolDef) -> Result<Option<Reservation>, Error> {
+    /// then reserves the reply budget its result may need, counting in the
+    /// budget its parsed request holds (`carried`, see
+    /// [`Flow::reserve_with`]).
+    pub(super) async fn admit(
+        &self,
+        tool: &ToolDef,
+        carried: Option<Reservation>,
+    ) -> Result<Option<Reservation>, Error> {
         self.inner.roots.wait_ready().await?;
         Ok(self
             .inner
             .flow
-            .reserve((tool.plan)(&self.inner.limits).upfront)
+            .reserve_with(carried, (tool.plan)(&self.inner.limits).upfront)
             .await)
     }
 
-    /// [`Server::admit`] without waiting: `None` when it would wait.
-    pub(super) fn admit_now(&self, tool: &ToolDef) -> Option<Result<Option<Reservation>, Error>> {
-        match self.inner.roots.ready_now()? {
-            Err(e) => Some(Err(e)),
-            Ok(()) => self
+    /// [`Server::admit`] without waiting: `Err` gives `carried` back when
+    /// it would wait.
+    pub(super) fn admit_now(
+        &self,
+        tool: &ToolDef,
+        carried: Option<Reservation>,
+    ) -> Result<Result<Option<Reservation>, Error>, Option<Reservation>> {
+        match self.inner.roots.ready_now() {
+            None => Err(carried),
+            Some(Err(e)) => Ok(Err(e)),
+            Some(Ok(())) => self
                 .inner
                 .flow
-                .try_reserve((tool.plan)(&self.inner.limits).upfront)
+                .try_reserve_with(carried, (tool.plan)(&self.inner.limits).upfront)
                 .map(|r| Ok(Some(r))),
         }
     }
@@ -490,7 +505,13 @@ impl ServerHandler for Server {
             })
         });
         match self
-            .run(&request.name, args, context.ct.clone(), progress)
+            .run(
+                &request.name,
+                args,
+                context.ct.clone(),
+                progress,
+                super::flow::take_carried(&context.extensions),
+            )
             .await
         {
             Some((mut r, reservation)) => {

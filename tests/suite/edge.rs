@@ -210,3 +210,51 @@ fn every_request_is_answered_at_the_id_it_was_sent_with() {
         );
     }
 }
+
+/// Finding F3 of the session fuzzer: a call whose request line costs more
+/// than 64 KiB to parse (here, a 100 KB path) to a tool whose plan reserves
+/// the whole reply budget up front (a listing, a walk, a search) waited
+/// forever for budget its own parsed line held, and every later request
+/// waited behind it. Now admission counts the parse budget into the call's
+/// own reservation and waits holding nothing. Both request paths: a plain
+/// call (direct) and one with other `_meta` (through rmcp).
+#[test]
+fn a_costly_line_to_a_tool_that_takes_the_whole_budget_is_answered() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    let long = "x".repeat(100_000);
+    let root = env.root();
+    let args: [&std::ffi::OsStr; 3] = [
+        root.as_os_str(),
+        "--max-pending-reply-bytes".as_ref(),
+        "16777216".as_ref(),
+    ];
+    for meta in [None, Some(json!({"tuls-test": 1}))] {
+        let mut s = RawServer::start(&args);
+        s.timeout = std::time::Duration::from_secs(20);
+        s.initialize("2025-11-25");
+        for (tool, arguments) in [
+            ("list_directory", json!({"path": long})),
+            ("directory_tree", json!({"path": long})),
+            (
+                "search_file_contents",
+                json!({"path": long, "pattern": "a"}),
+            ),
+            ("search_files", json!({"path": long, "pattern": "a"})),
+            ("read_text_file", json!({"path": long})),
+            ("list_directory", json!({"path": ".", "x": long})),
+        ] {
+            let mut params = json!({"name": tool, "arguments": arguments});
+            if let Some(m) = &meta {
+                params["_meta"] = m.clone();
+            }
+            let r = s.request("tools/call", params);
+            assert!(
+                r.get("result").is_some() || r.get("error").is_some(),
+                "{tool} ({meta:?}): {r}"
+            );
+        }
+        let r = s.call_tool("read_text_file", json!({"path": env.path_str("a.txt")}));
+        assert_eq!(r["result"]["content"][0]["text"], json!("alpha\n"), "{r}");
+    }
+}
