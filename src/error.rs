@@ -269,6 +269,12 @@ pub enum Error {
     },
     #[error("The request was cancelled")]
     Cancelled,
+    /// The process ran out of file descriptors during a walk: its result
+    /// would have left out what it could not open, so none is given.
+    #[error(
+        "Too many open files (EMFILE): tuls could not open every directory or file this walk reached, so its result would be incomplete and none is given. Retry with fewer calls at once or a smaller maxDepth; the operator can raise tuls's open-file limit (ulimit -n)"
+    )]
+    OutOfDescriptors,
     /// The client did not answer `roots/list` in time.
     #[error(
         "Timed out after {secs}s waiting for the client's roots/list answer; no access until the client answers"

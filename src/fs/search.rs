@@ -266,7 +266,7 @@ fn read_small(dir: rustix::fd::BorrowedFd<'_>, path: &[&std::ffi::CStr]) -> Smal
     let mut held: Option<OwnedFd> = None;
     for name in dirs {
         let from = held.as_ref().map_or(dir, |f| f.as_fd());
-        match rustix::fs::openat(from, *name, dir_flags(), Mode::empty()) {
+        match crate::fs::walk::open_at(from, *name, dir_flags()) {
             Ok(fd) => held = Some(fd),
             Err(_) => return Small::Missing,
         }
@@ -298,7 +298,7 @@ fn open_file_at<P: rustix::path::Arg>(
 ) -> std::io::Result<FdReader> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
+    let fd = crate::fs::walk::open_at(dir, name, flags)?;
     let st = rustix::fs::fstat(&fd)?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(std::io::Error::other("not a regular file"));
@@ -376,7 +376,7 @@ pub fn open_listed(start: &OwnedFd, rel: &[u8]) -> std::io::Result<FdReader> {
         if parts.peek().is_none() {
             return open_file_at(from, name);
         }
-        held = Some(rustix::fs::openat(from, name, dir_flags(), Mode::empty())?);
+        held = Some(crate::fs::walk::open_at(from, name, dir_flags())?);
     }
     Err(std::io::Error::other("empty listed path"))
 }
@@ -442,7 +442,7 @@ pub fn open_listed_in(
             (None, Some(l)) => l.1.as_fd(),
             (None, None) => start.as_fd(),
         };
-        let fd = rustix::fs::openat(from, OsStr::from_bytes(comp), dir_flags(), Mode::empty())?;
+        let fd = crate::fs::walk::open_at(from, OsStr::from_bytes(comp), dir_flags())?;
         if i < DIR_CACHE_LEVELS && held.is_none() {
             cache.levels.push((comp.to_vec(), fd));
         } else {
@@ -584,6 +584,7 @@ pub fn walk_files<C: Consume + Send>(
         parent: None,
         ancestors,
     };
+    let mark = walk::descriptor_mark();
     pool.install(|| {
         let mut em = Emitter {
             pending: std::collections::VecDeque::new(),
@@ -596,6 +597,7 @@ pub fn walk_files<C: Consume + Send>(
     if bounds.cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
+    walk::descriptors_ran_out_since(mark)?;
     let stop = if shared.late.load(Ordering::Relaxed) {
         Some(Stop::Deadline)
     } else if shared.entries_cut.load(Ordering::Relaxed) {
@@ -732,7 +734,7 @@ fn slots_of(
 /// child) into the slot's list.
 fn descend(dir: &OwnedFd, slot: &mut Slot, depth: usize, chain: &Chain<'_>, shared: &Shared<'_>) {
     if let Slot::Dir(rel, name, found) = slot
-        && let Ok(sub) = rustix::fs::openat(dir, name.as_os_str(), dir_flags(), Mode::empty())
+        && let Ok(sub) = crate::fs::walk::open_at(dir, name.as_os_str(), dir_flags())
     {
         walk_dir(sub, rel, depth + 1, chain, shared, found);
     }
@@ -790,9 +792,7 @@ fn stream_dir<C: Consume>(
                     }
                 }
                 Slot::Dir(rel, name, _) => {
-                    if let Ok(sub) =
-                        rustix::fs::openat(&dir, name.as_os_str(), dir_flags(), Mode::empty())
-                    {
+                    if let Ok(sub) = crate::fs::walk::open_at(&dir, name.as_os_str(), dir_flags()) {
                         stream_dir(sub, &rel, depth + 1, &chain, shared, em);
                     }
                 }

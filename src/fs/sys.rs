@@ -95,3 +95,43 @@ pub fn datasync<Fd: rustix::fd::AsFd>(fd: Fd) -> rustix::io::Result<()> {
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     return rustix::fs::fsync(fd);
 }
+
+/// Where the next data of a file is, from an offset on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Data {
+    /// At this offset (the offset itself when it is not in a hole).
+    At(u64),
+    /// Only a hole is left, up to the end of the file.
+    HoleToEnd,
+    /// The filesystem cannot say (no `SEEK_DATA`), or the offset is at or
+    /// past the end: read on.
+    Unknown,
+}
+
+/// The next offset of `file` at or after `from` that is not in a hole
+/// (`lseek(SEEK_DATA)`). The file offset moves; the caller seeks to where
+/// it reads next.
+pub fn next_data(file: &cap_std::fs::File, from: u64) -> Data {
+    #[cfg(any(target_os = "linux", target_vendor = "apple"))]
+    {
+        match rustix::fs::seek(file, rustix::fs::SeekFrom::Data(from)) {
+            Ok(at) => Data::At(at),
+            Err(Errno::NXIO) => {
+                // Past the end is NXIO too: a hole only if `from` is before
+                // the end.
+                match rustix::fs::fstat(file) {
+                    Ok(st) if u64::try_from(st.st_size).is_ok_and(|size| from < size) => {
+                        Data::HoleToEnd
+                    }
+                    _ => Data::Unknown,
+                }
+            }
+            Err(_) => Data::Unknown,
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_vendor = "apple")))]
+    {
+        let _ = (file, from);
+        Data::Unknown
+    }
+}

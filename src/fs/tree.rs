@@ -211,6 +211,7 @@ pub fn fold<F: ParFold>(
     // Every level of the recursion runs on a walk thread, never on the
     // caller's (smaller) stack.
     // A handle of our own on the start directory (its read offset moves).
+    let mark = crate::fs::walk::descriptor_mark();
     let start = rustix::fs::openat(&start.dir, c".", dir_flags(), Mode::empty())
         .map_err(|e| Error::io("scandir", ".", &std::io::Error::from(e)))?;
     let walk = || walk_dir(start, "", 1, visitor, &shared);
@@ -223,6 +224,7 @@ pub fn fold<F: ParFold>(
     if limits.cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
+    crate::fs::walk::descriptors_ran_out_since(mark)?;
     let truncated = if visitor.full() {
         Some(Truncation::Text(crate::limits::MAX_WALK_TEXT_BYTES))
     } else if shared.entries_cut.load(Ordering::Relaxed) {
@@ -347,7 +349,7 @@ fn walk_dir<F: ParFold>(
         // One entry name beneath this directory's fd (never `.`, `..` or a
         // name with `/`: getdents gives plain names and skips those two).
         let name = OsStr::from_bytes(name);
-        if let Ok(fd) = rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
+        if let Ok(fd) = crate::fs::walk::open_at(&dir, name, dir_flags()) {
             let rel = if wants_rel {
                 rel_of(&name.to_string_lossy())
             } else {

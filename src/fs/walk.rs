@@ -282,3 +282,44 @@ pub struct WalkLimits {
     /// Told the number of entries seen so far, when the client asked.
     pub progress: Option<crate::progress::Progress>,
 }
+
+/// Times any walk failed to open a directory or file because the process
+/// (or system) was out of descriptors (`EMFILE`, `ENFILE`). A walk compares
+/// it before and after ([`descriptors_ran_out_since`]): a directory it
+/// could not open for want of a descriptor would otherwise vanish from its
+/// result without a word (finding F4 of the session fuzzer: a search over
+/// a deep tree under a low `ulimit -n` said "No matches found").
+static OUT_OF_DESCRIPTORS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Notes `e` when it is `EMFILE` or `ENFILE`; gives it back.
+pub fn note_open_error(e: rustix::io::Errno) -> rustix::io::Errno {
+    if matches!(e, rustix::io::Errno::MFILE | rustix::io::Errno::NFILE) {
+        OUT_OF_DESCRIPTORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    e
+}
+
+/// `openat(dir, name, flags)` for a walk: an error is noted
+/// ([`note_open_error`]) before it is given back.
+pub fn open_at(
+    dir: impl rustix::fd::AsFd,
+    name: impl rustix::path::Arg,
+    flags: rustix::fs::OFlags,
+) -> std::result::Result<OwnedFd, rustix::io::Errno> {
+    rustix::fs::openat(dir, name, flags, rustix::fs::Mode::empty()).map_err(note_open_error)
+}
+
+/// A mark to compare with later ([`descriptors_ran_out_since`]).
+pub fn descriptor_mark() -> u64 {
+    OUT_OF_DESCRIPTORS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Fails with [`Error::OutOfDescriptors`] when some open ran out of
+/// descriptors since `mark` (in this walk or one running beside it: either
+/// way this walk may have missed a directory).
+pub fn descriptors_ran_out_since(mark: u64) -> Result<()> {
+    if descriptor_mark() != mark {
+        return Err(Error::OutOfDescriptors);
+    }
+    Ok(())
+}

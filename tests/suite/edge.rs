@@ -258,3 +258,71 @@ fn a_costly_line_to_a_tool_that_takes_the_whole_budget_is_answered() {
         assert_eq!(r["result"]["content"][0]["text"], json!("alpha\n"), "{r}");
     }
 }
+
+/// Finding F4 of the session fuzzer: a walk holds one descriptor per
+/// directory level, and a directory it could not open for want of one was
+/// left out without a word. Under `ulimit -n 100`, a `search_files` for a
+/// file 120 levels down said "No matches found". Now a walk that ran out
+/// of descriptors fails with a clear error instead; with enough
+/// descriptors the same calls find the file. Ground truth: the file is on
+/// disk; every reply either names it or is that error.
+#[test]
+fn a_walk_out_of_descriptors_says_so_instead_of_leaving_directories_out() {
+    let env = TestEnv::new();
+    let mut deep = String::from("deep");
+    for i in 0..120 {
+        deep.push_str(&format!("/d{i}"));
+    }
+    env.write(format!("{deep}/needle.txt"), "needle\n");
+    let mid: String = deep.split('/').take(61).collect::<Vec<_>>().join("/");
+    let calls = [
+        (
+            "search_files",
+            json!({"path": ".", "pattern": "**/needle.txt"}),
+        ),
+        // (From level 60: the whole nested tree fits one reply.)
+        ("directory_tree", json!({"path": mid, "maxDepth": 128})),
+        (
+            "search_file_contents",
+            json!({"path": ".", "pattern": "needle"}),
+        ),
+    ];
+    for (limit, must_find) in [("100", false), ("4096", true)] {
+        let mut child = Command::new("prlimit")
+            .arg(format!("--nofile={limit}:{limit}"))
+            .arg(bin())
+            .arg("filesystem")
+            .arg(env.root())
+            .args(["--log-level", "error"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prlimit (util-linux) runs tuls");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut raw = Raw {
+            child,
+            stdin,
+            stdout,
+        };
+        raw.initialize();
+        for (i, (tool, args)) in calls.iter().enumerate() {
+            let line = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                "params": {"name": tool, "arguments": args}});
+            raw.send(line.to_string().as_bytes());
+            let r = raw.next();
+            let text = r["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            let found = text.contains("needle");
+            let refused = r["result"]["isError"] == json!(true)
+                && text.starts_with("Too many open files (EMFILE)");
+            assert!(
+                found || (refused && !must_find),
+                "ulimit -n {limit}, {tool}: {}",
+                text.chars().take(300).collect::<String>()
+            );
+        }
+    }
+}

@@ -259,3 +259,64 @@ fn a_range_reads_only_as_far_as_it_needs() {
     );
     assert_eq!(r.assert_ok().text, "     1\tfirst\n");
 }
+
+/// Bytes the process has read (`rchar` in `/proc/<pid>/io`).
+fn read_bytes(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).expect("/proc/<pid>/io");
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("rchar")
+}
+
+/// Finding F2 of the session fuzzer: `offset` on a 5 GiB sparse file
+/// without newlines read up to 4 GiB of zeros (`MAX_LINE_SCAN_BYTES`),
+/// seconds of CPU for one call. Now a hole before the range is skipped
+/// (`SEEK_DATA`), not read. Ground truth: the bytes the process read
+/// (`rchar`), and replies equal to those for the same lines in a file
+/// written out whole.
+#[test]
+fn holes_before_the_range_are_skipped_not_read() {
+    let env = TestEnv::new();
+    let sparse = |name: &str, head: &[u8], hole: u64, tail: &[u8]| {
+        use std::io::{Seek as _, Write as _};
+        let mut f = std::fs::File::create(env.path(name)).expect("create");
+        f.write_all(head).expect("write");
+        f.seek(std::io::SeekFrom::Current(hole as i64))
+            .expect("seek");
+        f.write_all(tail).expect("write");
+        f.set_len(head.len() as u64 + hole + tail.len() as u64)
+            .expect("set_len");
+    };
+    sparse("big", b"", 5 << 30, b"");
+    sparse("mid", b"a\nb\n", 1 << 30, b"c\nd\n");
+    // The same lines with the hole's zeros written out (4 KiB of them).
+    env.write(
+        "mid-small",
+        &[b"a\nb\n".as_slice(), &[0u8; 4096], b"c\nd\n"].concat(),
+    );
+    env.write("big-small", &[0u8; 4096]);
+    let server = Server::start(&args![env.root()]);
+    let pid = server.pid().expect("pid");
+    let text = |name: &str, args: serde_json::Value| {
+        let mut a = args;
+        a["path"] = json!(env.path_str(name));
+        let r = server.call("read_text_file", a);
+        (r.is_error, r.text.replace(&env.path_str(name), "P"))
+    };
+    for (name, small, args) in [
+        ("big", "big-small", json!({"offset": 2})),
+        ("mid", "mid-small", json!({"offset": 4})),
+        ("mid", "mid-small", json!({"offset": 4, "limit": 1})),
+        ("mid", "mid-small", json!({"offset": 9})),
+    ] {
+        let before = read_bytes(pid);
+        let got = text(name, args.clone());
+        let read = read_bytes(pid) - before;
+        assert!(
+            read < 64 << 20,
+            "{name} {args}: read {read} bytes of a file that is mostly a hole"
+        );
+        assert_eq!(got, text(small, args.clone()), "{name} {args}");
+    }
+}
