@@ -293,9 +293,9 @@ fn holes_before_the_range_are_skipped_not_read() {
     // The same lines with the hole's zeros written out (4 KiB of them).
     env.write(
         "mid-small",
-        &[b"a\nb\n".as_slice(), &[0u8; 4096], b"c\nd\n"].concat(),
+        [b"a\nb\n".as_slice(), &[0u8; 4096], b"c\nd\n"].concat(),
     );
-    env.write("big-small", &[0u8; 4096]);
+    env.write("big-small", [0u8; 4096]);
     let server = Server::start(&args![env.root()]);
     let pid = server.pid().expect("pid");
     let text = |name: &str, args: serde_json::Value| {
