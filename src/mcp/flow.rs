@@ -396,11 +396,13 @@ impl crate::memory::Grant for CallBudget {
         st.permit = None;
         let acquire = self.flow.bytes.clone().acquire_many_owned(want);
         let cancel = self.cancel.clone();
-        let got = crate::sync::block_on(async move {
-            tokio::select! {
-                p = acquire => p.ok(),
-                () = cancel.cancelled() => None,
-            }
+        let got = super::workers::blocking(|| {
+            crate::sync::block_on(async move {
+                tokio::select! {
+                    p = acquire => p.ok(),
+                    () = cancel.cancelled() => None,
+                }
+            })
         });
         match got {
             Some(p) => {

@@ -11,6 +11,15 @@
 //! job has waited `STALL` with every worker busy (a call blocked on a
 //! slow filesystem then does not hold up the others for long). Workers
 //! beyond `base` end after `IDLE_EXIT` without work.
+//!
+//! A job that waits for the reply budget on its worker says so
+//! ([`blocking`]): while it waits, it does not count as a worker, and one
+//! more is started if jobs are queued. Queued jobs hold the budget their
+//! calls reserved before they were queued, so without this, workers all
+//! waiting for budget that only the queued jobs behind them would release
+//! stopped the session for good (finding F5: four pipelined reads of a
+//! 40 MiB file and twenty small calls, 16 MiB budget). Blocked workers are
+//! at most the calls in flight, so the threads stay bounded.
 //! May touch: nothing itself (the jobs do the filesystem work).
 
 use std::collections::VecDeque;
@@ -49,6 +58,8 @@ struct State {
     idle: usize,
     /// Workers alive.
     threads: usize,
+    /// Workers inside [`blocking`] (waiting for budget, not working).
+    blocked: usize,
     /// Workers started so far (for their names).
     started: usize,
 }
@@ -64,7 +75,7 @@ impl Workers {
                 state: Mutex::new(State::default()),
                 ready: Condvar::new(),
                 base,
-                max: MAX_BLOCKING_THREADS.max(base),
+                max: MAX_BLOCKING_THREADS.max(base) + crate::limits::MAX_CALLS_IN_FLIGHT,
             }),
         }
     }
@@ -112,30 +123,70 @@ impl Workers {
             .queue
             .front()
             .is_some_and(|(at, _)| now.duration_since(*at) >= STALL);
-        if st.threads < sh.base || (stalled && st.threads < sh.max) {
-            st.threads += 1;
-            st.started += 1;
-            let n = st.started;
-            drop(st);
-            let shared = sh.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("tuls-fs-{n}"))
-                .spawn(move || work(&shared));
-            if let Err(e) = spawned {
-                tracing::warn!(error = %e, "cannot start a worker thread");
-                let mut st = lock(&sh.state);
-                st.threads -= 1;
-                if st.threads == 0 {
-                    // Nobody would ever run them: drop them, which fails
-                    // their calls.
-                    st.queue.clear();
-                }
-            }
+        let working = st.threads - st.blocked;
+        if working < sh.base || (stalled && working < MAX_BLOCKING_THREADS.max(sh.base)) {
+            start(sh, st);
         }
     }
 }
 
-fn work(sh: &Shared) {
+/// Starts one more worker (`st` is the locked state).
+fn start(sh: &Arc<Shared>, mut st: std::sync::MutexGuard<'_, State>) {
+    if st.threads >= sh.max {
+        return;
+    }
+    st.threads += 1;
+    st.started += 1;
+    let n = st.started;
+    drop(st);
+    let shared = sh.clone();
+    let spawned = std::thread::Builder::new()
+        .name(format!("tuls-fs-{n}"))
+        .spawn(move || work(&shared));
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start a worker thread");
+        let mut st = lock(&sh.state);
+        st.threads -= 1;
+        if st.threads == st.blocked {
+            // Nobody would ever run them: drop them, which fails
+            // their calls.
+            st.queue.clear();
+        }
+    }
+}
+
+thread_local! {
+    /// The pool of the worker this thread is, if it is one.
+    static POOL: std::cell::RefCell<Option<Arc<Shared>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `wait` (a wait for the reply budget) as a worker that does not
+/// count while it waits: if jobs are queued and fewer than `base` workers
+/// are left working, one more is started first. On a thread that is no
+/// worker it just runs `wait`.
+pub fn blocking<R>(wait: impl FnOnce() -> R) -> R {
+    let Some(sh) = POOL.with(|p| p.borrow().clone()) else {
+        return wait();
+    };
+    {
+        let mut st = lock(&sh.state);
+        st.blocked += 1;
+        if !st.queue.is_empty() && st.idle == 0 && st.threads - st.blocked < sh.base {
+            start(&sh, st);
+        }
+    }
+    struct Unblock<'a>(&'a Shared);
+    impl Drop for Unblock<'_> {
+        fn drop(&mut self) {
+            lock(&self.0.state).blocked -= 1;
+        }
+    }
+    let _unblock = Unblock(&sh);
+    wait()
+}
+
+fn work(sh: &Arc<Shared>) {
+    POOL.with(|p| *p.borrow_mut() = Some(sh.clone()));
     let mut st = lock(&sh.state);
     loop {
         if let Some((_, job)) = st.queue.pop_front() {
@@ -155,7 +206,7 @@ fn work(sh: &Shared) {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         st = next;
         st.idle -= 1;
-        if timeout.timed_out() && st.queue.is_empty() && st.threads > sh.base {
+        if timeout.timed_out() && st.queue.is_empty() && st.threads - st.blocked > sh.base {
             st.threads -= 1;
             return;
         }

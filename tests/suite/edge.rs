@@ -326,3 +326,53 @@ fn a_walk_out_of_descriptors_says_so_instead_of_leaving_directories_out() {
         }
     }
 }
+
+/// Finding F5 of the session fuzzer: a read of a file bigger than the
+/// reply budget waits on its worker thread for the whole budget, while
+/// calls queued for a worker hold the budget they reserved when they were
+/// admitted. With every worker waiting so, and the queued calls waiting
+/// for a worker, nothing was ever answered again: four pipelined reads of
+/// a 40 MiB file and twenty small calls under a 16 MiB budget stalled every
+/// time (here: a 512 KiB file, whose read may hold 2 MiB, and a 1 MiB
+/// budget). Now a worker that waits for budget does not count as one, and
+/// another is started for the queue. Ground truth: every request answered.
+#[test]
+fn reads_waiting_for_the_whole_budget_do_not_starve_queued_calls() {
+    let env = TestEnv::new();
+    env.write("small", "hi\n");
+    std::fs::File::create(env.path("big"))
+        .and_then(|f| f.set_len(512 << 10))
+        .expect("a 512 KiB sparse file");
+    let root = env.root();
+    let args: [&std::ffi::OsStr; 3] = [
+        root.as_os_str(),
+        "--max-pending-reply-bytes".as_ref(),
+        "1048576".as_ref(),
+    ];
+    for round in 0..3 {
+        let mut s = RawServer::start(&args);
+        s.initialize("2025-06-18");
+        let mut ids = std::collections::BTreeSet::new();
+        for i in 0..24u64 {
+            let (tool, path) = if i % 2 == 0 && i < 8 {
+                ("read_text_file", "big")
+            } else {
+                ("get_file_info", "small")
+            };
+            let id = 100 + i;
+            s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": tool, "arguments": {"path": path, "head": 1}}}));
+            ids.insert(id);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !ids.is_empty() {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let Some(m) = s.recv(left) else {
+                panic!("round {round}: no answer to {ids:?} within 60 s");
+            };
+            if let Some(id) = m["id"].as_u64() {
+                ids.remove(&id);
+            }
+        }
+    }
+}
