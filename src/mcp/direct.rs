@@ -223,11 +223,16 @@ impl Direct {
         None
     }
 
+    /// The end of the grace given at the end of input, from now.
+    pub fn deadline(&self) -> Instant {
+        Instant::now() + self.grace
+    }
+
     /// At the end of input: waits until no direct call is running, for at
     /// most the grace; cancels those still running then (their replies are
     /// dropped).
     pub fn drain(&self) {
-        let deadline = Instant::now() + self.grace;
+        let deadline = self.deadline();
         let mut map = lock(&self.calls.map);
         while !map.is_empty() {
             let left = deadline.saturating_duration_since(Instant::now());

@@ -208,6 +208,23 @@ impl Flow {
         Held(ledger.held.remove(id).unwrap_or_default())
     }
 
+    /// At the end of input: waits until every request handed to rmcp has
+    /// been answered (or cancelled), until `deadline` at the latest, so
+    /// that rmcp's path answers its calls as the direct path does (rmcp
+    /// itself drops the calls still running when its input ends).
+    pub fn drain(&self, deadline: std::time::Instant) {
+        while !lock(&self.ledger).in_flight.is_empty() {
+            if std::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    requests = lock(&self.ledger).in_flight.len(),
+                    "input ended; requests still running after the grace are dropped unanswered"
+                );
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// Reserves `bytes` of reply budget (at most the whole budget), waiting
     /// until they are free. `None` only if the session is over.
     pub async fn reserve(&self, bytes: u64) -> Option<Reservation> {

@@ -628,9 +628,12 @@ impl Reader {
                 }
             }
         }
-        // The end of input: the direct calls still running get their
-        // answers first; then the service sees the end (this sender drops).
+        // The end of input: the calls still running, direct or through
+        // rmcp, get their answers first (within one grace); then the
+        // service sees the end (this sender drops).
+        let deadline = self.direct.deadline();
         self.direct.drain();
+        self.flow.drain(deadline);
     }
 
     /// Reserves the reply budget that parsing `line` may take

@@ -188,6 +188,32 @@ fn calls_waiting_for_roots_at_the_end_of_input_are_each_answered() {
     assert!(server.wait_exit(Duration::from_secs(10)).is_some());
 }
 
+/// The same through rmcp's path (a call whose `_meta` holds more than a
+/// progress token): at the end of input its calls were dropped unanswered
+/// after 5 s (issue 20): here each waits 7 s for a roots answer that
+/// never comes. Now the reader waits for them as for direct calls, so each
+/// gets its answer (the roots timeout).
+#[test]
+fn calls_through_rmcp_at_the_end_of_input_are_each_answered() {
+    let env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    let mut server = RawServer::start(&args![env.root(), "--roots-timeout-secs", "7"]);
+    server.initialize_with("2025-06-18", json!({"roots": {"listChanged": true}}));
+    for id in 1..=20 {
+        let mut c = call(id, "read_text_file", json!({"path": "a.txt"}));
+        c["params"]["_meta"] = json!({"example.com/trace": id});
+        server.send(&c);
+    }
+    server.close_stdin();
+    let got = replies_until_quiet(&mut server, Duration::from_secs(12));
+    assert_eq!(got.len(), 20, "{:?}", got.keys());
+    assert!(got.values().all(|v| v.len() == 1));
+    for m in got.values().flatten() {
+        assert_eq!(m["result"]["isError"], true, "{m}");
+    }
+    assert!(server.wait_exit(Duration::from_secs(20)).is_some());
+}
+
 /// Cancellation racing completion: each direct call is answered at most
 /// once, a call whose cancel arrived before it finished may or may not be
 /// answered, and every call not cancelled is answered exactly once. No fd
