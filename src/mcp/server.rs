@@ -488,23 +488,25 @@ impl ServerHandler for Server {
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
         // Reports go through one channel to one task, so they reach the
-        // client in order; the task ends when the call drops its sink.
+        // client in order; the task ends when the call drops its sink, and
+        // the reply waits for it, so no report comes after the reply.
+        let mut reporter = None;
         let progress = context.meta.get_progress_token().map(|token| {
             let peer = context.peer.clone();
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
-            tokio::spawn(async move {
+            reporter = Some(tokio::spawn(async move {
                 while let Some(done) = rx.recv().await {
                     let param = ProgressNotificationParam::new(token.clone(), done as f64);
                     if let Err(e) = peer.notify_progress(param).await {
                         tracing::debug!(error = %e, "progress notification not sent");
                     }
                 }
-            });
+            }));
             Progress::new(move |done| {
                 let _ = tx.send(done);
             })
         });
-        match self
+        let ran = self
             .run(
                 &request.name,
                 args,
@@ -512,8 +514,11 @@ impl ServerHandler for Server {
                 progress,
                 super::flow::take_carried(&context.extensions),
             )
-            .await
-        {
+            .await;
+        if let Some(reporter) = reporter {
+            let _ = reporter.await;
+        }
+        match ran {
             Some((mut r, reservation)) => {
                 if let Some(res) = reservation {
                     self.inner.flow.hold(&context.id, res, held_bytes(&r));
