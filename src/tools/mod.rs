@@ -225,6 +225,23 @@ pub fn skip_arg(offset: Option<i64>) -> Result<usize> {
     }
 }
 
+/// The error for a call that gives both `cursor` and `offset`.
+fn cursor_and_offset() -> Error {
+    Error::InvalidCursor {
+        reason: "give cursor or offset, not both",
+    }
+}
+
+/// What a cursor of `tool` is bound to: the root and start directory `t`
+/// resolved to, and every other argument (`args` without its cursor).
+fn cursor_binding(
+    tool: &str,
+    t: &crate::fs::scope::Target,
+    args: &impl std::fmt::Debug,
+) -> crate::fs::cursor::Binding {
+    crate::fs::cursor::Binding::new(tool, &t.root.display, &t.root_rel(), &format!("{args:?}"))
+}
+
 impl Ctx {
     /// The reply budget of this call (`--max-reply-chars`).
     pub fn reply_budget(&self) -> crate::text::budget::ReplyBudget {
