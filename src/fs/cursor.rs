@@ -93,7 +93,12 @@ fn mac(key: &[u8; 32], bind: &Binding, payload: &[u8]) -> [u8; MAC_BYTES] {
     h.update(&bind.bytes);
     h.update(payload);
     let mut out = [0u8; MAC_BYTES];
-    out.copy_from_slice(h.finalize().as_bytes().get(..MAC_BYTES).unwrap_or(&[0; MAC_BYTES]));
+    out.copy_from_slice(
+        h.finalize()
+            .as_bytes()
+            .get(..MAC_BYTES)
+            .unwrap_or(&[0; MAC_BYTES]),
+    );
     out
 }
 

@@ -101,7 +101,8 @@ impl<'h> Walk<'h> {
         let Some(top) = self.stack.last() else {
             return false;
         };
-        let Ok(fd) = rustix::fs::openat(&top.fd, OsStr::from_bytes(name), dir_flags(), Mode::empty())
+        let Ok(fd) =
+            rustix::fs::openat(&top.fd, OsStr::from_bytes(name), dir_flags(), Mode::empty())
         else {
             return false;
         };
@@ -155,9 +156,10 @@ impl<'h> Walk<'h> {
             // visited on an earlier page.
             top.next = i + usize::from(found);
             let is_dir = found && top.list.get(i).is_some_and(|(_, kind)| kind == Kind::Dir);
-            let hidden = top.hide.as_mut().is_some_and(|h| {
-                h.hides(&String::from_utf8_lossy(comp), true)
-            });
+            let hidden = top
+                .hide
+                .as_mut()
+                .is_some_and(|h| h.hides(&String::from_utf8_lossy(comp), true));
             if !is_dir || hidden || top.depth >= self.max_depth {
                 return;
             }

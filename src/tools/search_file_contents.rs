@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
+use crate::fs::cursor::{Cursor, FLAG_AFTER, token_room};
 use crate::fs::search::{self, Bounds, Filter, Stop};
 use crate::limits::Limits;
 use crate::limits::{
@@ -32,7 +33,6 @@ use crate::limits::{
 };
 use crate::text::glob::{ExcludeStyle, Excludes};
 pub use crate::text::matches::OutputMode;
-use crate::fs::cursor::{Cursor, FLAG_AFTER, token_room};
 use crate::text::matches::{Facts, Halted, Hits, Line, Next, Reply, content_room, line_text};
 
 /// The position a one-file search's cursor names (only its count of matches
@@ -285,8 +285,7 @@ impl Sink for Collect<'_> {
         if self.skipped < self.skip {
             // Before-context: of a left-out match, or of the first match
             // kept (at most `context` lines are held).
-            self.before
-                .push((c.line_number(), c.bytes().to_vec()));
+            self.before.push((c.line_number(), c.bytes().to_vec()));
             return Ok(!self.cancel.is_cancelled());
         }
         if self.mode == OutputMode::Content && !self.push(c.line_number(), c.bytes(), false) {
@@ -552,9 +551,7 @@ struct Searching<'a, 'r> {
 impl Searching<'_, '_> {
     /// Matches of the file at `rel` given on earlier pages.
     fn skip_of(&self, rel: &[u8]) -> u64 {
-        self.resume
-            .filter(|(r, _)| *r == rel)
-            .map_or(0, |(_, n)| n)
+        self.resume.filter(|(r, _)| *r == rel).map_or(0, |(_, n)| n)
     }
 }
 
@@ -825,8 +822,17 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
     // A cut reply goes on from a cursor, unless the walk itself stopped
     // early (its files after the stop were not all listed).
     let next = match cut {
-        Some((rel, skip)) if !matches!(stop, Some(Stop::Deadline | Stop::Entries(_) | Stop::Paths(_))) => {
-            let c = Cursor { rel, skip, flags: 0 };
+        Some((rel, skip))
+            if !matches!(
+                stop,
+                Some(Stop::Deadline | Stop::Entries(_) | Stop::Paths(_))
+            ) =>
+        {
+            let c = Cursor {
+                rel,
+                skip,
+                flags: 0,
+            };
             if c.fits(token_room(ctx.limits.max_reply_chars)) {
                 Next::Cursor(c.encode(&bind)?)
             } else {

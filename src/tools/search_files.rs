@@ -6,13 +6,13 @@ use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
+use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
+use crate::fs::pager::{self, Flow, Halt, Visit};
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
-use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
-use crate::text::fmt::Truncation;
-use crate::fs::pager::{self, Flow, Halt, Visit};
 use crate::text::budget::{ReplyBudget, append_notice, chars};
+use crate::text::fmt::Truncation;
 use crate::text::fmt::printable;
 use crate::text::glob::{ExcludeStyle, Excludes, Pattern};
 
@@ -166,7 +166,9 @@ fn page(
         lines: Vec::new(),
         alone_too_long: false,
     };
-    let at = from.as_ref().map(|f| (f.rel.as_slice(), f.flags & FLAG_AFTER != 0));
+    let at = from
+        .as_ref()
+        .map(|f| (f.rel.as_slice(), f.flags & FLAG_AFTER != 0));
     let paged = pager::walk(dir, at, limits, &mut v)?;
     let mut flags = from.as_ref().map_or(0, |f| f.flags & FLAG_DEPTH_CUT);
     if paged.depth_cut {

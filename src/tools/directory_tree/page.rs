@@ -5,11 +5,11 @@
 use serde::Serialize;
 
 use super::{NARROW, Sink, close_node, kind_name, open_node, pretty_string};
-use crate::fs::tree::Item;
 use crate::error::{Error, Result};
 use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
 use crate::fs::pager::{self, Flow, Halt, Visit};
 use crate::fs::scope::Start;
+use crate::fs::tree::Item;
 use crate::fs::walk::{Entry, Kind, WalkLimits};
 use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::text::budget::{ReplyBudget, append_notice, chars};
@@ -107,7 +107,6 @@ pub(super) fn page_nodes<'a>(flat: &[Flat<'a>], start: usize, end: usize) -> Vec
     roots
 }
 
-
 /// Counts the characters put to it (names are counted by characters, so a
 /// node's count is what the reply budget counts).
 struct Chars(usize);
@@ -172,7 +171,12 @@ impl Visit for Collect<'_> {
 
 /// Adds `entry` at `depth` to `flat`, its parent the last directory added
 /// one level up (`at_depth`: the last entry added at each depth).
-fn push_flat<'a>(flat: &mut Vec<Flat<'a>>, at_depth: &mut Vec<usize>, entry: &'a Entry, depth: usize) {
+fn push_flat<'a>(
+    flat: &mut Vec<Flat<'a>>,
+    at_depth: &mut Vec<usize>,
+    entry: &'a Entry,
+    depth: usize,
+) {
     at_depth.truncate(depth.saturating_sub(1));
     // Shallower than its depth only on a tree that changed between pages.
     let parent = (at_depth.len() + 1 == depth)
@@ -215,7 +219,10 @@ pub(super) fn run(c: &Call<'_>) -> Result<String> {
         got: Vec::new(),
         peek: None,
     };
-    let from = c.from.as_ref().map(|f| (f.rel.as_slice(), f.flags & FLAG_AFTER != 0));
+    let from = c
+        .from
+        .as_ref()
+        .map(|f| (f.rel.as_slice(), f.flags & FLAG_AFTER != 0));
     let paged = pager::walk(c.start, from, c.limits, &mut v)?;
     let mut flags = c.from.as_ref().map_or(0, |f| f.flags & FLAG_DEPTH_CUT);
     if paged.depth_cut {
@@ -296,7 +303,8 @@ pub(super) fn run(c: &Call<'_>) -> Result<String> {
                     flags: flags | FLAG_AFTER,
                     ..cursor
                 };
-                c.budget.skip_notice("entry", &after.encode(c.bind)?, NARROW)
+                c.budget
+                    .skip_notice("entry", &after.encode(c.bind)?, NARROW)
             }
             (_, Some(Halt::Entries(max))) if k == n => {
                 ReplyBudget::halt_notice(max, &token, NARROW)
