@@ -53,8 +53,10 @@ pub struct Params {
     #[serde(default)]
     #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,
-    /// Where to go on: the cursor a cut reply gave.
+    // Where to go on: the cursor a cut reply gave. No doc comment, so no
+    // description in tools/list: the cut reply's notice says how to use it.
     #[serde(default)]
+    #[schemars(with = "String")]
     pub cursor: Option<String>,
 }
 

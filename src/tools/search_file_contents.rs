@@ -136,8 +136,10 @@ pub struct Params {
     /// Search binary files as text.
     #[serde(default)]
     pub binary: bool,
-    /// Where to go on: the cursor a cut reply gave.
+    // Where to go on: the cursor a cut reply gave. No doc comment, so no
+    // description in tools/list: the cut reply's notice says how to use it.
     #[serde(default)]
+    #[schemars(with = "String")]
     pub cursor: Option<String>,
 }
 
