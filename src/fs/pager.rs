@@ -209,10 +209,7 @@ pub fn walk(
     let mut entry = Entry::from_bytes(b"", Kind::Other);
     let mut visited = 0usize;
     let mut text = String::new();
-    loop {
-        let Some(top) = w.stack.last_mut() else {
-            break;
-        };
+    while let Some(top) = w.stack.last_mut() {
         let Some((name, kind)) = top.list.get(top.next) else {
             if let Some(f) = w.stack.pop() {
                 w.spare.push(f.list);
