@@ -267,3 +267,155 @@ pub fn walk(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)] // fixtures built with std::fs
+mod tests {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    /// Records every entry's raw path; stops after `page` entries.
+    struct Record {
+        page: usize,
+        seen: Vec<Vec<u8>>,
+    }
+
+    impl Visit for Record {
+        fn wants_rel(&self) -> bool {
+            false
+        }
+        fn visit(&mut self, _rel: &str, raw: &[u8], _entry: &Entry, _depth: usize) -> Flow {
+            if self.seen.len() == self.page {
+                return Flow::Stop;
+            }
+            self.seen.push(raw.to_vec());
+            Flow::Go
+        }
+    }
+
+    fn limits(max_entries: usize) -> WalkLimits {
+        WalkLimits {
+            max_entries,
+            max_depth: 64,
+            cancel: CancellationToken::new(),
+            progress: None,
+        }
+    }
+
+    /// A tree whose names sort differently as paths and as components.
+    fn fixture() -> (tempfile::TempDir, Start) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        for d in ["a/x/y", "a-b/z", "a.b", "b/c/d/e", "empty"] {
+            std::fs::create_dir_all(tmp.path().join(d)).expect("mkdir");
+        }
+        for f in [
+            "a/1",
+            "a/x/2",
+            "a/x/y/3",
+            "a-b/4",
+            "b/c/5",
+            "b/c/d/e/6",
+            "z",
+            "\u{e9}",
+        ] {
+            std::fs::write(tmp.path().join(f), "").expect("write");
+        }
+        std::os::unix::fs::symlink("a", tmp.path().join("link")).expect("symlink");
+        let dir = cap_std::fs::Dir::open_ambient_dir(tmp.path(), cap_std::ambient_authority())
+            .expect("open");
+        (tmp, Start { dir, hide: None })
+    }
+
+    fn all(start: &Start, from: Option<(&[u8], bool)>) -> Vec<Vec<u8>> {
+        let mut v = Record {
+            page: usize::MAX,
+            seen: Vec::new(),
+        };
+        let out = walk(start, from, &limits(usize::MAX), &mut v).expect("walk");
+        assert!(out.next.is_none());
+        v.seen
+    }
+
+    #[test]
+    fn resuming_at_any_entry_gives_the_rest_in_order() {
+        let (_tmp, start) = fixture();
+        let whole = all(&start, None);
+        let mut sorted = whole.clone();
+        sorted.sort_by(|a, b| a.split(|&c| c == b'/').cmp(b.split(|&c| c == b'/')));
+        assert_eq!(whole, sorted, "pre-order, names in byte order");
+        assert_eq!(whole.len(), 20);
+        for (i, pos) in whole.iter().enumerate() {
+            assert_eq!(all(&start, Some((pos, false))), whole[i..], "at {pos:?}");
+            // After it: its children first when it is a directory.
+            assert_eq!(
+                all(&start, Some((pos, true))),
+                whole[i + 1..],
+                "after {pos:?}"
+            );
+        }
+        // A position that no longer exists: the first entry after it.
+        assert_eq!(all(&start, Some((b"a/w", false)))[0], b"a/x");
+        assert_eq!(all(&start, Some((b"a/q/r", false)))[0], b"a/x");
+        assert_eq!(all(&start, Some((b"zz", false))), [b"\xc3\xa9".to_vec()]);
+        assert!(all(&start, Some((b"\xff", false))).is_empty());
+    }
+
+    #[test]
+    fn pages_stop_when_full_and_go_on_from_the_next_entry() {
+        let (_tmp, start) = fixture();
+        let whole = all(&start, None);
+        for page in 1..5 {
+            let mut got = Vec::new();
+            let mut from: Option<Vec<u8>> = None;
+            loop {
+                let mut v = Record {
+                    page,
+                    seen: Vec::new(),
+                };
+                let out = walk(
+                    &start,
+                    from.as_deref().map(|f| (f, false)),
+                    &limits(usize::MAX),
+                    &mut v,
+                )
+                .expect("walk");
+                assert!(v.seen.len() <= page);
+                got.extend(v.seen);
+                match out.next {
+                    Some(n) => from = Some(n),
+                    None => break,
+                }
+            }
+            assert_eq!(got, whole, "pages of {page}");
+        }
+    }
+
+    #[test]
+    fn the_entry_cap_stops_one_call_at_the_next_entry() {
+        let (_tmp, start) = fixture();
+        let whole = all(&start, None);
+        let mut v = Record {
+            page: usize::MAX,
+            seen: Vec::new(),
+        };
+        let out = walk(&start, None, &limits(5), &mut v).expect("walk");
+        assert_eq!(out.halt, Some(Halt::Entries(5)));
+        assert_eq!(v.seen, whole[..5]);
+        assert_eq!(out.next.as_deref(), Some(whole[5].as_slice()));
+    }
+
+    #[test]
+    fn a_cancelled_walk_is_an_error() {
+        let (_tmp, start) = fixture();
+        let l = limits(usize::MAX);
+        l.cancel.cancel();
+        let mut v = Record {
+            page: usize::MAX,
+            seen: Vec::new(),
+        };
+        assert!(matches!(
+            walk(&start, None, &l, &mut v),
+            Err(Error::Cancelled)
+        ));
+    }
+}
