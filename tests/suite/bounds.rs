@@ -332,6 +332,10 @@ fn walk_entries_at_and_past_max_entries() {
                 _ => t.lines().count(),
             };
             let (first, _) = text.split_once("\n\n[").expect("notice");
+            if tool == "directory_tree" {
+                // The directory whose children go on is marked.
+                assert!(first.contains("\"more\": true"), "{first}");
+            }
             let continued = rest.matches("\"continued\": true").count();
             assert_eq!(
                 shown(first) + shown(rest) - continued,

@@ -241,7 +241,21 @@ pub(super) fn run(c: &Call<'_>) -> Result<String> {
         push_flat(&mut flat, &mut at_depth, e, i + 1);
     }
     let first = flat.len();
-    for g in v.got.iter().chain(v.peek.as_ref()) {
+    // A walk stopped by the entry cap has no next entry of its own: the
+    // position stands in for it (only its depth matters, for the marks).
+    let halted_at = match (&v.peek, &paged.next) {
+        (None, Some(next)) => {
+            let depth = next.split(|&b| b == b'/').count();
+            let name = next.rsplit(|&b| b == b'/').next().unwrap_or_default();
+            Some(Got {
+                entry: Entry::from_bytes(name, Kind::File),
+                depth,
+                rel: next.clone(),
+            })
+        }
+        _ => None,
+    };
+    for g in v.got.iter().chain(v.peek.as_ref()).chain(halted_at.as_ref()) {
         push_flat(&mut flat, &mut at_depth, &g.entry, g.depth);
     }
     let render = |e: serde_json::Error| Error::Internal(format!("cannot render tree: {e}"));
