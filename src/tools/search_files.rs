@@ -4,7 +4,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, PageEnd, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
 use crate::fs::pager::{self, Flow, Halt, Visit};
@@ -191,18 +191,15 @@ fn page(
     let cursor = Cursor {
         rel: next,
         skip: 0,
-        flags: flags | if v.alone_too_long { FLAG_AFTER } else { 0 },
+        flags,
     };
-    let notice = if !cursor.fits(token_max) {
-        budget.too_deep_notice("matches", NARROW)
-    } else {
-        let token = cursor.encode(bind)?;
-        match paged.halt {
-            _ if v.alone_too_long => budget.skip_notice("match", &token, NARROW),
-            Some(Halt::Entries(max)) => ReplyBudget::halt_notice(max, &token, NARROW),
-            None => budget.cursor_notice("matches", &token, NARROW),
-        }
+    let end = match paged.halt {
+        _ if v.alone_too_long => PageEnd::TooLongAlone,
+        Some(Halt::Entries(max)) => PageEnd::Halted(max),
+        None => PageEnd::Full,
     };
+    let words = ("matches", "match", NARROW);
+    let notice = super::walk_cut_notice(budget, words, cursor, end, bind)?;
     append_notice(&mut text, &notice);
     Ok(text)
 }

@@ -505,3 +505,52 @@ fn pages_by_cursor_never_show_what_the_rules_hide() {
         }
     }
 }
+
+#[test]
+fn entries_longer_than_a_page_are_skipped_or_said_too_deep() {
+    let env = TestEnv::new();
+    // directory_tree: past a few levels, an entry inside its ancestors no
+    // longer fits a small page; the cursor skips it, and paging ends.
+    env.write("t/1/2/3/4/5/6/7/f", "");
+    env.write("t/z", "");
+    let budget = 1024;
+    let server = Server::start(&args![env.root(), "--max-reply-chars", budget.to_string()]);
+    let t = env.path_str("t");
+    let mut args = json!({"path": t});
+    let (mut order, mut skips) = (Vec::new(), 0);
+    for _ in 0..50 {
+        let r = server.call("directory_tree", args.clone());
+        let text = r.assert_ok().text.clone();
+        assert_within(&text, budget);
+        let (body, notice) = split(&text);
+        if !body.is_empty() {
+            let mut paths = Vec::new();
+            tree_paths(&serde_json::from_str(body).expect("JSON"), "", &mut paths);
+            order.extend(paths.into_iter().filter(|(_, c)| !c).map(|(p, _)| p));
+        }
+        let Some(notice) = notice else { break };
+        skips += usize::from(notice.contains("longer than the limit on its own; skip it"));
+        args["cursor"] = json!(cursor_of(notice).expect("cursor"));
+    }
+    assert!(skips > 0, "nothing was too long");
+    assert_eq!(order.last().map(String::as_str), Some("z"), "paging ended");
+    let all = find(&env.path("t"), &[]);
+    assert_eq!(order.len() + skips, all.len());
+    assert!(order.iter().all(|p| all.contains(p)), "{order:?}");
+
+    // search_files: a match whose path below `path` is longer than a
+    // cursor can carry: the notice says so and asks for a deeper path.
+    let long = format!("{}/{}", "d".repeat(200), "e".repeat(200));
+    env.write(format!("u/{long}.rs"), "");
+    env.write("u/a.rs", "");
+    let u = env.path_str("u");
+    let r = server.call("search_files", json!({"path": u, "pattern": "**/*.rs"}));
+    let (body, notice) = split(&r.assert_ok().text);
+    assert_eq!(body, format!("{u}/a.rs"));
+    assert!(
+        notice.expect("cut").contains(
+            "lies too deep below path for a cursor to name it; call again with a deeper path"
+        ),
+        "{notice:?}"
+    );
+}

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::super::{PageEnd, walk_cut_notice};
 use super::{NARROW, Sink, close_node, kind_name, open_node, pretty_string};
 use crate::error::{Error, Result};
 use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
@@ -255,7 +256,12 @@ pub(super) fn run(c: &Call<'_>) -> Result<String> {
         }
         _ => None,
     };
-    for g in v.got.iter().chain(v.peek.as_ref()).chain(halted_at.as_ref()) {
+    for g in v
+        .got
+        .iter()
+        .chain(v.peek.as_ref())
+        .chain(halted_at.as_ref())
+    {
         push_flat(&mut flat, &mut at_depth, &g.entry, g.depth);
     }
     let render = |e: serde_json::Error| Error::Internal(format!("cannot render tree: {e}"));
@@ -306,26 +312,13 @@ pub(super) fn run(c: &Call<'_>) -> Result<String> {
         skip: 0,
         flags,
     };
-    let notice = if !cursor.fits(token_max) {
-        c.budget.too_deep_notice("entries", NARROW)
-    } else {
-        let token = cursor.encode(c.bind)?;
-        match (k, paged.halt) {
-            (0, _) if n > 0 => {
-                // Not even one entry fits: go on after it.
-                let after = Cursor {
-                    flags: flags | FLAG_AFTER,
-                    ..cursor
-                };
-                c.budget
-                    .skip_notice("entry", &after.encode(c.bind)?, NARROW)
-            }
-            (_, Some(Halt::Entries(max))) if k == n => {
-                ReplyBudget::halt_notice(max, &token, NARROW)
-            }
-            _ => c.budget.cursor_notice("entries", &token, NARROW),
-        }
+    let end = match (k, paged.halt) {
+        (0, _) if n > 0 => PageEnd::TooLongAlone,
+        (_, Some(Halt::Entries(max))) if k == n => PageEnd::Halted(max),
+        _ => PageEnd::Full,
     };
+    let words = ("entries", "entry", NARROW);
+    let notice = walk_cut_notice(c.budget, words, cursor, end, c.bind)?;
     append_notice(&mut text, &notice);
     Ok(text)
 }
