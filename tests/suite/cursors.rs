@@ -555,3 +555,69 @@ fn entries_longer_than_a_page_are_skipped_or_said_too_deep() {
         "{notice:?}"
     );
 }
+
+#[test]
+fn a_directory_swapped_for_a_symlink_between_pages_is_not_entered() {
+    // A cursor whose position lies inside t/a; then t/a becomes a symlink
+    // to a directory outside the root. Resuming re-enters the position one
+    // name at a time with O_NOFOLLOW: the link is not followed, and the walk
+    // goes on after it.
+    let env = TestEnv::new();
+    for i in 0..300 {
+        env.write(format!("t/a/file-{i:03}.rs"), "hello\n");
+    }
+    env.write("t/b/after.rs", "hello\n");
+    let secret = env.outside().join("secret-dir");
+    std::fs::create_dir_all(&secret).expect("mkdir");
+    for i in 0..300 {
+        std::fs::write(
+            secret.join(format!("file-{i:03}.rs")),
+            format!("{CANARY}\n"),
+        )
+        .expect("w");
+    }
+    std::fs::write(secret.join("zz-OUTSIDE.rs"), format!("{CANARY}\n")).expect("w");
+    // The first wall alone: Landlock would refuse the outside directory too.
+    let server = Server::start(&args![
+        env.root(),
+        "--max-reply-chars",
+        "2000",
+        "--no-landlock"
+    ]);
+    let t = env.path_str("t");
+    let calls = [
+        ("directory_tree", json!({"path": t})),
+        ("search_files", json!({"path": t, "pattern": "**/*.rs"})),
+        (
+            "search_file_contents",
+            json!({"path": t, "pattern": "hello|CANARY", "maxResults": 20}),
+        ),
+    ];
+    let mut cursors = Vec::new();
+    for (tool, args) in &calls {
+        let r = server.call(tool, args.clone());
+        let text = &r.assert_ok().text;
+        assert!(text.contains("file-0"), "{text}");
+        cursors.push(cursor_of(text).expect("cut inside t/a"));
+    }
+    std::fs::rename(env.path("t/a"), env.path("t-a-moved")).expect("move t/a away");
+    std::os::unix::fs::symlink(&secret, env.path("t/a")).expect("symlink");
+    for ((tool, args), cursor) in calls.iter().zip(cursors) {
+        let mut args = args.clone();
+        args["cursor"] = json!(cursor);
+        let text = pages(&server, tool, args, 2000).join("\n");
+        assert!(
+            !text.contains(CANARY) && !text.contains("OUTSIDE"),
+            "{tool}: {text}"
+        );
+        assert!(
+            !text.contains("file-2"),
+            "{tool} went on inside the link: {text}"
+        );
+        if *tool != "directory_tree" {
+            assert!(text.contains("b/after.rs"), "{tool}: {text}");
+        } else {
+            assert!(text.contains("after.rs"), "{tool}: {text}");
+        }
+    }
+}
