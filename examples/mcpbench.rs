@@ -34,7 +34,9 @@
 //! fixture's; a reply cut by the reply budget counts as a first page: give a server
 //! without `--max-reply-chars 0` to time first pages; grep_rare, for the 1M-file
 //! tree, and grep_dense, a first page of a common word, run only when `--only`
-//! names them), list_sizes_10k,
+//! names them; so do directory_tree_next, search_files_next and grep_dense_next,
+//! which time the second page: the call with the cursor the first page gave),
+//! list_sizes_10k,
 //! read_multiple_200 (200 x 4 KiB), head10_1g/tail10_1g (1 GiB sparse file),
 //! read_20m, write_new_1m/write_over_1m (`--writes` x 1 MiB in a scratch dir that
 //! is removed afterwards), edit_1m (one line of a 1 MiB file, `--reps-small` times).
@@ -71,16 +73,22 @@ use std::time::{Duration, Instant};
 
 const WORKLOADS: &str = "initialize tools_list seq_read_1k pipelined directory_tree \
     search_files grep_literal grep_literal_files grep_word_i grep_word_i_files grep_regex_alt \
-    grep_regex_alt_files grep_rare grep_rare_files grep_dense grep_dense_files list_sizes_10k read_multiple_200 head10_1g \
+    grep_regex_alt_files grep_rare grep_rare_files grep_dense grep_dense_files directory_tree_next \
+    search_files_next grep_dense_next list_sizes_10k read_multiple_200 head10_1g \
     tail10_1g read_20m write_new_1m write_over_1m edit_1m";
 /// Workloads run only when `--only` names them: grep_rare is for the
 /// one-million-file tree, grep_dense times a first page (it has more hits than
 /// one call returns), neither compares with rg's whole run on the 100k tree.
-const OPT_IN: [&str; 4] = [
+/// The *_next workloads time a second page: the call with the cursor the
+/// first page (untimed) gave.
+const OPT_IN: [&str; 7] = [
     "grep_rare",
     "grep_rare_files",
     "grep_dense",
     "grep_dense_files",
+    "directory_tree_next",
+    "search_files_next",
+    "grep_dense_next",
 ];
 const EXTS: [&str; 10] = [
     "rs", "txt", "md", "json", "toml", "py", "js", "c", "h", "yaml",
@@ -1149,6 +1157,7 @@ impl Suite<'_> {
                     n => Err(format!("read_20m: {n} chars, expected {TEXT_20M}")),
                 })
             }
+            "directory_tree_next" | "search_files_next" | "grep_dense_next" => self.next_page(name),
             "write_new_1m" => self.writes("new", false),
             "write_over_1m" => self.writes("over", true),
             "edit_1m" => self.edit(),
@@ -1215,6 +1224,43 @@ impl Suite<'_> {
     /// reply's match (or file) count must be the fixture's. A reply cut by the
     /// reply budget (`--max-reply-chars`) is a first page: OK when it holds some
     /// of the expected results. Any other cut (maxResults, time) is an error.
+    /// A second page: the first (untimed) gives a cursor, the call with it
+    /// is timed.
+    fn next_page(&mut self, name: &str) -> Outcome {
+        let tree = self.path("tree");
+        let (tool, args) = match name {
+            "directory_tree_next" => ("directory_tree", json!({"path": tree})),
+            "search_files_next" => (
+                "search_files",
+                json!({"path": tree, "pattern": self.args.search_pattern}),
+            ),
+            _ => (
+                "search_file_contents",
+                json!({"path": tree, "pattern": "return", "literal": true,
+                    "maxResults": MAX_SEARCH_RESULTS}),
+            ),
+        };
+        self.need(tool)?;
+        let (m, _, _) = self.tool(tool, args.clone())?;
+        let text = first_text(&m);
+        let key = "cursor: \"";
+        let Some(at) = text.rfind(key).map(|i| i + key.len()) else {
+            return Err(Fail::Skip("no cursor on the first page".into()));
+        };
+        let cursor = text[at..].split('"').next().unwrap_or_default().to_owned();
+        let mut next = args;
+        next["cursor"] = json!(cursor);
+        let (m, secs, n) = self.tool(tool, next)?;
+        if is_failure(&m) {
+            self.error(format!("{name}: {}", first_text(&m)));
+        }
+        let kb = n as f64 / 1e3;
+        Ok((
+            vec![("ms", secs * 1e3)],
+            format!("second page (from the first page's cursor): {kb:.0} kB"),
+        ))
+    }
+
     fn grep(&mut self, name: &str) -> Outcome {
         let (i, g, files) = find_grep(name).expect("a grep workload");
         let (lines, nfiles) = self.mf.grep_hits[i];

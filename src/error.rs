@@ -109,6 +109,15 @@ pub enum Error {
         "Cannot combine offset, limit or lineNumbers with head or tail; use offset and limit for a range of lines"
     )]
     RangeAndHeadTail,
+    /// A `cursor` argument that this server process did not give for this
+    /// tool, path and arguments.
+    #[error(
+        "Invalid cursor: {reason}. A cursor works only with the same tool, path and arguments, in the server process that gave it; call again without cursor to start from the beginning"
+    )]
+    InvalidCursor {
+        /// Why.
+        reason: &'static str,
+    },
     /// A numeric argument below its minimum (`offset`, `limit`, `maxDepth`).
     #[error("Invalid {arg}: {value}; it must be a whole number of at least {min}")]
     BelowMinimum {

@@ -49,6 +49,14 @@ pub const MAX_WALK_DEPTH_CEILING: usize = 512;
 /// 128 levels down make a 650 MB reply.
 pub const MAX_WALK_TEXT_BYTES: usize = 32 * 1024 * 1024;
 
+/// Characters of a `cursor` (the token a cut `directory_tree`,
+/// `search_files` or `search_file_contents` reply gives to go on): it
+/// carries the path of the next entry below the call's `path`, so this
+/// bounds that path to about 740 bytes (a reply with a small
+/// `--max-reply-chars` keeps a quarter of it for the cursor). A page whose
+/// next entry lies deeper says so and asks for a deeper `path`.
+pub const MAX_CURSOR_CHARS: usize = 1024;
+
 /// Entries `list_directory` and `list_directory_with_sizes` return.
 pub const MAX_LIST_ENTRIES: usize = 1_000_000;
 

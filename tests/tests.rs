@@ -17,6 +17,7 @@ mod suite {
     mod bounds;
     mod config;
     mod create_directory;
+    mod cursors;
     mod direct;
     mod dropin;
     mod edge;

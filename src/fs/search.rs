@@ -558,13 +558,16 @@ impl<C: Consume> Emitter<'_, C> {
 
 /// Walks the files to search under `start` (an fd the caller owns),
 /// honouring `ancestors`' ignore rules too, and hands them to `consumer` in
-/// path order as they are listed. Runs on `pool` (the consumer too).
+/// path order as they are listed, from the file at or after `from` (a
+/// `/`-joined path below the start; with `true`, the first after it), or
+/// from the first. Runs on `pool` (the consumer too).
 pub fn walk_files<C: Consume + Send>(
     pool: &rayon::ThreadPool,
     start: OwnedFd,
     ancestors: &[Level],
     filter: &Filter,
     bounds: &Bounds<'_>,
+    from: Option<(&[u8], bool)>,
     consumer: &mut C,
 ) -> Result<WalkEnd> {
     let shared = Shared {
@@ -591,7 +594,14 @@ pub fn walk_files<C: Consume + Send>(
             consumer,
             done: false,
         };
-        stream_dir(start, &[], 1, &top, &shared, &mut em);
+        let comps: Vec<&[u8]> = from
+            .map(|(rel, _)| rel.split(|&b| b == b'/').collect())
+            .unwrap_or_default();
+        let seek = from.map(|(_, after)| Seek {
+            comps: &comps,
+            after,
+        });
+        stream_dir(start, &[], 1, &top, &shared, &mut em, seek);
         em.flush(true, &shared);
     });
     if bounds.cancel.is_cancelled() {
@@ -740,6 +750,53 @@ fn descend(dir: &OwnedFd, slot: &mut Slot, depth: usize, chain: &Chain<'_>, shar
     }
 }
 
+/// Where a resumed walk goes on: the path components, below the directory
+/// being walked, of the first file to hand on (with `after`, of the file
+/// just before it).
+#[derive(Clone, Copy)]
+struct Seek<'a> {
+    comps: &'a [&'a [u8]],
+    after: bool,
+}
+
+fn slot_name(slot: &Slot) -> &[u8] {
+    match slot {
+        Slot::File(rel) => rel.rsplit(|&b| b == b'/').next().unwrap_or_default(),
+        Slot::Dir(_, name, _) => name.as_bytes(),
+        Slot::Taken => &[],
+    }
+}
+
+/// Drops the slots before `seek` from `slots` (a directory's, in name
+/// order); returns the slot the position lies inside, with the rest of the
+/// position, to be walked first.
+fn seek_slots<'a>(slots: &mut Vec<Slot>, seek: Seek<'a>) -> Option<(Slot, Seek<'a>)> {
+    let (first, rest) = seek.comps.split_first()?;
+    let i = slots.partition_point(|s| slot_name(s) < *first);
+    slots.drain(..i);
+    let at = slots.first().is_some_and(|s| slot_name(s) == *first);
+    if !at {
+        return None;
+    }
+    if rest.is_empty() {
+        // The position's own entry: a file is handed on (or, with `after`,
+        // not); a directory is walked whole either way.
+        if seek.after && matches!(slots.first(), Some(Slot::File(_))) {
+            slots.remove(0);
+        }
+        return None;
+    }
+    // Inside it: it was entered on an earlier page.
+    let slot = slots.remove(0);
+    matches!(slot, Slot::Dir(..)).then_some((
+        slot,
+        Seek {
+            comps: rest,
+            after: seek.after,
+        },
+    ))
+}
+
 /// Walks `dir` and hands its files on in path order as they are listed:
 /// its subdirectories go in groups of 1, 2, 4, ... [`MAX_GROUP_DIRS`]; a
 /// group of one is streamed itself, a bigger one is walked whole (in
@@ -751,6 +808,7 @@ fn stream_dir<C: Consume>(
     parent: &Chain<'_>,
     shared: &Shared<'_>,
     em: &mut Emitter<'_, C>,
+    seek: Option<Seek<'_>>,
 ) {
     if em.done {
         return;
@@ -763,6 +821,14 @@ fn stream_dir<C: Consume>(
         parent: Some(parent),
         ancestors: parent.ancestors,
     };
+    if let Some((Slot::Dir(rel, name, _), inner)) = seek.and_then(|s| seek_slots(&mut slots, s))
+        && let Ok(sub) = crate::fs::walk::open_at(&dir, name.as_os_str(), dir_flags())
+    {
+        stream_dir(sub, &rel, depth + 1, &chain, shared, em, Some(inner));
+        if em.done {
+            return;
+        }
+    }
     let (mut i, mut group) = (0, 1);
     while i < slots.len() {
         let mut j = i;
@@ -793,7 +859,7 @@ fn stream_dir<C: Consume>(
                 }
                 Slot::Dir(rel, name, _) => {
                     if let Ok(sub) = crate::fs::walk::open_at(&dir, name.as_os_str(), dir_flags()) {
-                        stream_dir(sub, &rel, depth + 1, &chain, shared, em);
+                        stream_dir(sub, &rel, depth + 1, &chain, shared, em, None);
                     }
                 }
                 Slot::Taken => {}

@@ -203,6 +203,37 @@ impl Listing {
         Ok(truncated)
     }
 
+    /// Reads the entries of the directory `fd` (its file offset moves)
+    /// into a new listing.
+    pub fn of(fd: &OwnedFd) -> std::result::Result<Self, rustix::io::Errno> {
+        let mut l = Self::default();
+        l.read(fd, usize::MAX)?;
+        Ok(l)
+    }
+
+    /// Reads the directory `fd` into this listing, replacing its entries.
+    pub fn reread(&mut self, fd: &OwnedFd) -> std::result::Result<(), rustix::io::Errno> {
+        self.read(fd, usize::MAX).map(|_| ())
+    }
+
+    /// The `i`th entry's raw name and kind, in name order.
+    pub fn get(&self, i: usize) -> Option<(&[u8], Kind)> {
+        let &(at, len, kind) = self.ents.get(i)?;
+        Some((self.names.get(at..at + len)?, kind))
+    }
+
+    /// Where `name` is or would be in name order, and whether it is there.
+    pub fn position(&self, name: &[u8]) -> (usize, bool) {
+        let names = &self.names;
+        match self
+            .ents
+            .binary_search_by(|&(at, len, _)| names.get(at..at + len).unwrap_or_default().cmp(name))
+        {
+            Ok(i) => (i, true),
+            Err(i) => (i, false),
+        }
+    }
+
     /// The number of entries.
     pub fn len(&self) -> usize {
         self.ents.len()

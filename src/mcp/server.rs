@@ -75,7 +75,7 @@ fn instructions(scope: &Scope, limits: &Limits, policy: &Policy) -> String {
     );
     if limits.max_reply_chars != 0 {
         s.push_str(&format!(
-            " A reply carries at most {} characters: a longer one is cut at a whole line or entry and ends with a notice in brackets giving the offset to call again with for the rest.",
+            " A reply carries at most {} characters: a longer one is cut at a whole line or entry and ends with a notice in brackets giving the offset or cursor to call again with for the rest.",
             limits.max_reply_chars
         ));
     }

@@ -55,6 +55,20 @@ impl TextBudget {
     }
 }
 
+/// The most characters a cursor token takes in a reply of at most
+/// `max_reply_chars` characters (0: no budget): [`MAX_CURSOR_CHARS`], or a
+/// quarter of a small budget. A cut page keeps this much room for it.
+///
+/// [`MAX_CURSOR_CHARS`]: crate::limits::MAX_CURSOR_CHARS
+pub fn cursor_room(max_reply_chars: usize) -> usize {
+    let max = crate::limits::MAX_CURSOR_CHARS;
+    if max_reply_chars == 0 {
+        max
+    } else {
+        max.min(max_reply_chars / 4)
+    }
+}
+
 /// Characters in `s` (what the reply budget counts).
 pub fn chars(s: &str) -> usize {
     s.chars().count()
@@ -225,6 +239,41 @@ impl ReplyBudget {
         };
         let end = !page.is_cut();
         (page.text, notice, end)
+    }
+
+    /// The notice that ends a page of a walk cut by this budget, when more
+    /// `unit` (`entries`, `matches`) follow from `cursor`.
+    pub fn cursor_notice(&self, unit: &str, cursor: &str, narrow: &str) -> String {
+        format!(
+            "{}: more {unit} follow; for the next ones call again with the same arguments and cursor: \"{cursor}\", or narrow: {narrow}]",
+            self.cut_words()
+        )
+    }
+
+    /// The notice that ends a page whose next item (`entry`, `match`) does
+    /// not fit the budget on its own: `cursor` goes on after it.
+    pub fn skip_notice(&self, item: &str, cursor: &str, narrow: &str) -> String {
+        format!(
+            "{}: the next {item} is longer than the limit on its own; skip it with the same arguments and cursor: \"{cursor}\", or narrow: {narrow}]",
+            self.cut_words()
+        )
+    }
+
+    /// The notice that ends a page when the position of the next `unit`
+    /// lies too deep below the call's path for a cursor to carry it.
+    pub fn too_deep_notice(&self, unit: &str, narrow: &str) -> String {
+        format!(
+            "{}: more {unit} follow, but the next one lies too deep below path for a cursor to name it; call again with a deeper path, or narrow: {narrow}]",
+            self.cut_words()
+        )
+    }
+
+    /// The notice that ends a page of a walk that stopped at the entry cap
+    /// of one call (`--max-entries`), which goes on from `cursor`.
+    pub fn halt_notice(max_entries: usize, cursor: &str, narrow: &str) -> String {
+        format!(
+            "[the walk stopped after {max_entries} entries (--max-entries); more may follow: call again with the same arguments and cursor: \"{cursor}\", or narrow: {narrow}]"
+        )
     }
 
     /// The notice for an `offset` at or past the end of a list.

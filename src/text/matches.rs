@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::limits::{
     MAX_IGNORE_FILE_BYTES, MAX_SEARCH_LINE_BUFFER, MAX_SEARCH_LINE_BYTES, MAX_SEARCH_RESULTS,
 };
-use crate::text::budget::chars;
+use crate::text::budget::{chars, cursor_room};
 use crate::text::fmt::{cut, printable};
 
 /// What the result lists.
@@ -134,6 +134,18 @@ pub struct Facts {
     pub searched: u64,
 }
 
+/// How a cut reply goes on.
+#[derive(Debug, Clone, Default)]
+pub enum Next {
+    /// It does not (or only by narrowing the search).
+    #[default]
+    Narrow,
+    /// From this cursor.
+    Cursor(String),
+    /// The position lies too deep below the search path for a cursor.
+    TooDeep,
+}
+
 /// The reply being built, in path order, within one character budget that
 /// the text and the data (as compact JSON) each keep on their own.
 #[derive(Debug)]
@@ -159,6 +171,9 @@ pub struct Reply {
     max_cut: bool,
     /// Cut by the reply size.
     size_cut: bool,
+    /// When the reply was cut in or just before a file: how many of that
+    /// file's matches it took.
+    cut_at: Option<u64>,
 }
 
 /// Characters of the data's frame: `{"matches":[],"filesSearched":N,
@@ -190,7 +205,15 @@ impl Reply {
             taken: 0,
             max_cut: false,
             size_cut: false,
+            cut_at: None,
         }
+    }
+
+    /// When the last [`Reply::add_file`] cut the reply: how many of that
+    /// file's matches it took (0 in the files and count modes), so the next
+    /// page goes on from the file with that many skipped.
+    pub fn cut_at(&self) -> Option<u64> {
+        self.cut_at
     }
 
     /// The characters the content may take.
@@ -239,6 +262,17 @@ impl Reply {
 
     /// Adds what one file gave.
     pub fn add_file(&mut self, path: &str, hits: Hits) {
+        let (was_done, before) = (self.done(), self.taken);
+        self.add(path, hits);
+        if !was_done && self.done() {
+            self.cut_at = Some(match self.mode {
+                OutputMode::Content => self.taken - before,
+                OutputMode::Files | OutputMode::Count => 0,
+            });
+        }
+    }
+
+    fn add(&mut self, path: &str, hits: Hits) {
         match self.mode {
             OutputMode::Files | OutputMode::Count => {
                 if hits.count == 0 {
@@ -342,7 +376,7 @@ impl Reply {
     }
 
     /// The reply's text and data, ending with the notices that apply.
-    pub fn finish(mut self, facts: &Facts) -> (String, Value) {
+    pub fn finish(mut self, facts: &Facts, next: &Next) -> (String, Value) {
         let mut text = if !self.text.is_empty() {
             std::mem::take(&mut self.text)
         } else if self.size_cut {
@@ -350,18 +384,21 @@ impl Reply {
         } else {
             "No matches found".to_owned()
         };
-        let notes = notices(
-            &Cut {
-                max_cut: self.max_cut,
-                size_cut: self.size_cut,
-                mode: self.mode,
-                max: self.max,
-                max_reply_chars: self.max_reply_chars,
-                reserve: notice_reserve(self.max_reply_chars, self.max),
-                any_shown: !self.items.is_empty(),
-            },
-            facts,
-        );
+        let cut = Cut {
+            max_cut: self.max_cut,
+            size_cut: self.size_cut,
+            mode: self.mode,
+            max: self.max,
+            max_reply_chars: self.max_reply_chars,
+            reserve: notice_reserve(self.max_reply_chars, self.max),
+            any_shown: !self.items.is_empty(),
+        };
+        let mut notes = notices(&cut, facts, next);
+        let all = chars(&text) + notes.iter().map(|n| chars(n) + 1).sum::<usize>() + 2;
+        if self.max_reply_chars != 0 && all > self.max_reply_chars {
+            // No room left for the cursor (a small budget).
+            notes = notices(&cut, facts, &Next::Narrow);
+        }
         if !notes.is_empty() {
             text.push_str("\n\n");
             text.push_str(&notes.join("\n"));
@@ -456,7 +493,7 @@ struct Cut {
 }
 
 /// The notices that end a reply, one a line.
-fn notices(cut: &Cut, f: &Facts) -> Vec<String> {
+fn notices(cut: &Cut, f: &Facts, next: &Next) -> Vec<String> {
     let mut notes = Vec::new();
     if cut.max_cut {
         let what = if cut.mode == OutputMode::Content {
@@ -517,9 +554,17 @@ fn notices(cut: &Cut, f: &Facts) -> Vec<String> {
         ));
     }
     if cut.max_cut || cut.size_cut || f.halted.is_some() {
-        let mut how = String::from(
-            "[to see more, narrow the search: a deeper path, include or excludePatterns, or a more specific pattern",
-        );
+        let mut how = match next {
+            Next::Cursor(c) => format!(
+                "[more results follow: for the next ones call again with the same arguments and cursor: \"{c}\"; or narrow the search: a deeper path, include or excludePatterns, or a more specific pattern"
+            ),
+            Next::TooDeep => String::from(
+                "[more results follow, but the next one lies too deep below path for a cursor to name it; narrow the search: a deeper path, include or excludePatterns, or a more specific pattern",
+            ),
+            Next::Narrow => String::from(
+                "[to see more, narrow the search: a deeper path, include or excludePatterns, or a more specific pattern",
+            ),
+        };
         if cut.max_cut && cut.max < MAX_SEARCH_RESULTS as u64 {
             how.push_str(&format!(
                 "; or raise maxResults (up to {MAX_SEARCH_RESULTS})"
@@ -546,29 +591,41 @@ pub fn notice_reserve(max_reply_chars: usize, max: u64) -> usize {
         reserve: usize::MAX,
         any_shown: false,
     };
-    let longest = [
+    let halts = [
         Halted::Deadline(Duration::from_secs(u64::MAX)),
         Halted::Entries(usize::MAX),
         Halted::Depth(usize::MAX),
         Halted::Paths(usize::MAX),
     ]
-    .into_iter()
-    .map(|h| {
-        let f = Facts {
-            halted: Some(h),
-            failed: u64::MAX,
-            big_ignore: u64::MAX,
-            binary: u64::MAX,
-            binary_asked: false,
-            searched: u64::MAX,
-        };
-        let notes = notices(&cut, &f);
-        notes.iter().map(|n| chars(n) + 1).sum::<usize>() + 2
-    })
-    .max()
-    .unwrap_or(0);
+    .into_iter();
+    let longest = |next: &Next| {
+        halts
+            .clone()
+            .map(|h| {
+                let f = Facts {
+                    halted: Some(h),
+                    failed: u64::MAX,
+                    big_ignore: u64::MAX,
+                    binary: u64::MAX,
+                    binary_asked: false,
+                    searched: u64::MAX,
+                };
+                let notes = notices(&cut, &f, next);
+                notes.iter().map(|n| chars(n) + 1).sum::<usize>() + 2
+            })
+            .max()
+            .unwrap_or(0)
+    };
     // The opening line when no match fits is longer than "No matches found".
-    longest + 64
+    let narrow = longest(&Next::Narrow) + 64;
+    let cursor = longest(&Next::Cursor("x".repeat(cursor_room(max_reply_chars)))) + 64;
+    // A small budget keeps no room for a cursor: its reply gives one only
+    // when the notices that apply leave room for it.
+    if max_reply_chars == 0 || cursor.saturating_mul(4) <= max_reply_chars {
+        cursor
+    } else {
+        narrow
+    }
 }
 
 /// The characters of content one reply may carry: `--max-reply-chars` less
@@ -692,7 +749,7 @@ mod tests {
         );
         assert!(r.size_cut);
         assert!(r.taken > 10, "{}", r.taken);
-        let (text, data) = r.finish(&Facts::default());
+        let (text, data) = r.finish(&Facts::default(), &Next::Narrow);
         assert!(text.starts_with("logs/server.log:1:ERROR request 1 failed\n"));
         assert!(chars(&text) <= 4096, "{}", chars(&text));
         assert!(json_chars(&data) <= 4096, "{}", json_chars(&data));
@@ -719,7 +776,7 @@ mod tests {
                 binary_asked: false,
                 searched: u64::MAX,
             };
-            let (text, data) = r.finish(&facts);
+            let (text, data) = r.finish(&facts, &Next::Narrow);
             assert!(chars(&text) <= budget, "{budget}: {}", chars(&text));
             assert!(
                 json_chars(&data) <= budget,
@@ -746,7 +803,7 @@ mod tests {
                 ..Hits::default()
             },
         );
-        let (text, data) = r.finish(&Facts::default());
+        let (text, data) = r.finish(&Facts::default(), &Next::Narrow);
         assert!(!text.starts_with("No matches found"), "{text}");
         assert!(chars(&text) <= 1024);
         assert!(json_chars(&data) <= 1024);

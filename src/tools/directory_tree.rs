@@ -15,6 +15,9 @@ use crate::text::fmt::Truncation;
 use crate::text::fmt::{SafeJsonFormatter, is_control};
 use crate::text::glob::{ExcludeStyle, Excludes};
 
+mod page;
+use page::{flatten, page_nodes};
+
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a recursive tree of files and directories as indented JSON. Each entry has 'name', 'type' (file/directory/symlink) and, for a directory, 'children' (possibly empty). Symbolic links are not followed.";
 
@@ -46,10 +49,15 @@ pub struct Params {
     #[serde(default)]
     #[schemars(with = "i64", range(min = 1))]
     pub max_depth: Option<i64>,
-    /// Entries to skip, in pre-order; a cut reply gives the next offset.
+    /// Entries to skip, in pre-order (prefer cursor).
     #[serde(default)]
     #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,
+    // Where to go on: the cursor a cut reply gave. No doc comment, so no
+    // description in tools/list: the cut reply's notice says how to use it.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
 }
 
 struct Exclude<'a> {
@@ -322,7 +330,11 @@ fn pretty_string(v: &impl Serialize) -> serde_json::Result<String> {
 }
 
 /// Builds the tree.
-pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
+    let cursor = p.cursor.take();
+    if cursor.is_some() && p.offset.is_some() {
+        return Err(super::cursor_and_offset());
+    }
     let offset = super::skip_arg(p.offset)?;
     let max_depth = match p.max_depth {
         None => None,
@@ -341,7 +353,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         ctx.limits.max_pattern_bytes,
         ctx.limits.max_exclude_patterns,
     )?;
-    let dir = ctx.scope.resolve(&p.path)?.walk_start("scandir")?;
+    let t = ctx.scope.resolve(&p.path)?;
+    let dir = t.walk_start("scandir")?;
     let mut limits = ctx.walk_limits();
     let asked_depth = max_depth.filter(|d| *d <= limits.max_depth);
     if let Some(d) = asked_depth {
@@ -360,6 +373,24 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         })
     };
     let budget = ctx.reply_budget();
+    if p.offset.is_none() && (cursor.is_some() || budget.max().is_some()) {
+        // Pages: the walk stops once a page is full.
+        let bind = super::cursor_binding(NAME, &t, &p);
+        let from = cursor
+            .map(|c| crate::fs::cursor::Cursor::decode(&c, &bind))
+            .transpose()?;
+        let depth = limits.max_depth.min(crate::limits::MAX_WALK_DEPTH_CEILING);
+        let call = page::Call {
+            start: &dir,
+            limits: &limits,
+            excludes: &excludes,
+            budget,
+            from,
+            bind: &bind,
+            depth_note: note_of(Some(Truncation::Depth(depth))).unwrap_or_default(),
+        };
+        return page::run(&call).map(Output::Text);
+    }
     if offset == 0 && budget.max().is_none() {
         // The whole tree, rendered as it is walked.
         let (rendered, truncated) = tree::fold(&dir, &limits, &visitor)?;
@@ -449,104 +480,12 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
 /// an empty name at depth 1, with its separator).
 const MIN_NODE_CHARS: usize = 40;
 
-/// One walk entry in pre-order, with its depth and its parent's index.
-struct Flat<'a> {
-    entry: &'a Entry,
-    depth: usize,
-    parent: Option<usize>,
-}
-
-fn flatten<'a>(
-    items: &'a [Item<()>],
-    depth: usize,
-    parent: Option<usize>,
-    out: &mut Vec<Flat<'a>>,
-) {
-    for item in items {
-        let me = out.len();
-        out.push(Flat {
-            entry: &item.entry,
-            depth,
-            parent,
-        });
-        if let Some(children) = &item.children {
-            flatten(children, depth + 1, Some(me), out);
-        }
-    }
-}
-
-/// A node of a page: the reference's shape, plus `continued` (this
-/// directory was listed on an earlier page; here are more of its children)
-/// and `more` (its children go on on the next page).
-#[derive(Serialize)]
-struct PageNode<'a> {
-    name: &'a str,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    continued: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    more: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    children: Option<Vec<PageNode<'a>>>,
-}
-
 fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Dir => "directory",
         Kind::Symlink => "symlink",
         Kind::File | Kind::Other => "file",
     }
-}
-
-/// `i` and its ancestors, outermost first.
-fn chain(flat: &[Flat<'_>], mut i: Option<usize>) -> Vec<usize> {
-    let mut out = Vec::new();
-    while let Some(j) = i {
-        out.push(j);
-        i = flat.get(j).and_then(|f| f.parent);
-    }
-    out.reverse();
-    out
-}
-
-/// The tree of entries `start..end`, inside their ancestors.
-fn page_nodes<'a>(flat: &[Flat<'a>], start: usize, end: usize) -> Vec<PageNode<'a>> {
-    let ancestors = chain(flat, flat.get(start).and_then(|f| f.parent));
-    let open_after = if end < flat.len() {
-        chain(flat, flat.get(end).and_then(|f| f.parent))
-    } else {
-        Vec::new()
-    };
-    let mut roots: Vec<PageNode<'a>> = Vec::new();
-    let mut stack: Vec<(usize, PageNode<'a>)> = Vec::new();
-    let close = |stack: &mut Vec<(usize, PageNode<'a>)>, roots: &mut Vec<PageNode<'a>>| {
-        if let Some((_, node)) = stack.pop() {
-            match stack.last_mut().and_then(|(_, p)| p.children.as_mut()) {
-                Some(children) => children.push(node),
-                None => roots.push(node),
-            }
-        }
-    };
-    let shown = ancestors.iter().copied().chain(start..end.min(flat.len()));
-    for i in shown {
-        let Some(f) = flat.get(i) else { continue };
-        while stack.last().is_some_and(|(d, _)| *d >= f.depth) {
-            close(&mut stack, &mut roots);
-        }
-        let node = PageNode {
-            name: &f.entry.name,
-            kind: kind_name(f.entry.kind),
-            continued: i < start,
-            more: open_after.binary_search(&i).is_ok(),
-            children: (f.entry.kind == Kind::Dir).then(Vec::new),
-        };
-        stack.push((f.depth, node));
-    }
-    while !stack.is_empty() {
-        close(&mut stack, &mut roots);
-    }
-    roots
 }
 
 #[cfg(test)]

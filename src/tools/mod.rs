@@ -225,6 +225,61 @@ pub fn skip_arg(offset: Option<i64>) -> Result<usize> {
     }
 }
 
+/// The error for a call that gives both `cursor` and `offset`.
+fn cursor_and_offset() -> Error {
+    Error::InvalidCursor {
+        reason: "give cursor or offset, not both",
+    }
+}
+
+/// What a cursor of `tool` is bound to: the root and start directory `t`
+/// resolved to, and every other argument (`args` without its cursor).
+fn cursor_binding(
+    tool: &str,
+    t: &crate::fs::scope::Target,
+    args: &impl std::fmt::Debug,
+) -> crate::fs::cursor::Binding {
+    crate::fs::cursor::Binding::new(tool, &t.root.display, &t.root_rel(), &format!("{args:?}"))
+}
+
+/// How a cut page of a walk ends.
+#[derive(Debug, Clone, Copy)]
+enum PageEnd {
+    /// The page is full; more follow.
+    Full,
+    /// The walk stopped at the entry cap of one call (`--max-entries`).
+    Halted(usize),
+    /// The next item does not fit a page on its own: the cursor skips it.
+    TooLongAlone,
+}
+
+/// The notice that ends a cut page of a walk whose next page starts at
+/// `next` (`unit`: `entries` or `matches`; `item`: `entry` or `match`).
+fn walk_cut_notice(
+    budget: crate::text::budget::ReplyBudget,
+    (unit, item, narrow): (&str, &str, &str),
+    next: crate::fs::cursor::Cursor,
+    end: PageEnd,
+    bind: &crate::fs::cursor::Binding,
+) -> Result<String> {
+    use crate::fs::cursor::{Cursor, FLAG_AFTER, token_room};
+    use crate::text::budget::ReplyBudget;
+    if !next.fits(token_room(budget.max().unwrap_or(0))) {
+        return Ok(budget.too_deep_notice(unit, narrow));
+    }
+    Ok(match end {
+        PageEnd::Full => budget.cursor_notice(unit, &next.encode(bind)?, narrow),
+        PageEnd::Halted(max) => ReplyBudget::halt_notice(max, &next.encode(bind)?, narrow),
+        PageEnd::TooLongAlone => {
+            let after = Cursor {
+                flags: next.flags | FLAG_AFTER,
+                ..next
+            };
+            budget.skip_notice(item, &after.encode(bind)?, narrow)
+        }
+    })
+}
+
 impl Ctx {
     /// The reply budget of this call (`--max-reply-chars`).
     pub fn reply_budget(&self) -> crate::text::budget::ReplyBudget {

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
+use crate::fs::cursor::{Cursor, FLAG_AFTER, token_room};
 use crate::fs::search::{self, Bounds, Filter, Stop};
 use crate::limits::Limits;
 use crate::limits::{
@@ -32,7 +33,11 @@ use crate::limits::{
 };
 use crate::text::glob::{ExcludeStyle, Excludes};
 pub use crate::text::matches::OutputMode;
-use crate::text::matches::{Facts, Halted, Hits, Line, Reply, content_room, line_text};
+use crate::text::matches::{Facts, Halted, Hits, Line, Next, Reply, content_room, line_text};
+
+/// The position a one-file search's cursor names (only its count of matches
+/// given matters).
+const ONE_FILE: &[u8] = b"0";
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Search file contents for a regular expression (Rust regex syntax), like `rg -n`; prefer it to reading whole files. 'path' is a directory or one file. As ripgrep does, skips ignored, hidden and binary files unless asked, and never follows symbolic links. 'content' prints 'path:line:text' (context lines 'path-line-text', groups split by '--'); 'files' lists matching files; 'count' prints 'path:count'. Sorted by path.";
@@ -131,6 +136,11 @@ pub struct Params {
     /// Search binary files as text.
     #[serde(default)]
     pub binary: bool,
+    // Where to go on: the cursor a cut reply gave. No doc comment, so no
+    // description in tools/list: the cut reply's notice says how to use it.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
 }
 
 /// The `outputSchema` of the tool: the result as data (the text block
@@ -173,6 +183,14 @@ struct Collect<'a> {
     mode: OutputMode,
     /// Matches to keep from this file.
     want: u64,
+    /// Matches of this file an earlier page gave, left out here (with the
+    /// context lines after them).
+    skip: u64,
+    skipped: u64,
+    /// After-context lines of a left-out match are left out too.
+    dropping: bool,
+    /// Before-context lines seen while leaving matches out.
+    before: Vec<(Option<u64>, Vec<u8>)>,
     taken: u64,
     chars: usize,
     /// The reply's character budget ([`Reply::room`]).
@@ -221,6 +239,18 @@ impl Sink for Collect<'_> {
         if self.cancel.is_cancelled() {
             return Ok(false);
         }
+        if self.skipped < self.skip {
+            self.skipped += 1;
+            self.before.clear();
+            self.dropping = true;
+            return Ok(true);
+        }
+        self.dropping = false;
+        for (n, bytes) in std::mem::take(&mut self.before) {
+            if self.mode == OutputMode::Content && !self.push(n, &bytes, false) {
+                return Ok(false);
+            }
+        }
         match self.mode {
             OutputMode::Files => {
                 self.hits.count += 1;
@@ -248,6 +278,18 @@ impl Sink for Collect<'_> {
     }
 
     fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> std::io::Result<bool> {
+        let after = *c.kind() == grep_searcher::SinkContextKind::After;
+        if self.dropping && after {
+            // After-context of a left-out match.
+            return Ok(!self.cancel.is_cancelled());
+        }
+        self.dropping = false;
+        if self.skipped < self.skip {
+            // Before-context: of a left-out match, or of the first match
+            // kept (at most `context` lines are held).
+            self.before.push((c.line_number(), c.bytes().to_vec()));
+            return Ok(!self.cancel.is_cancelled());
+        }
         if self.mode == OutputMode::Content && !self.push(c.line_number(), c.bytes(), false) {
             return Ok(false);
         }
@@ -373,6 +415,15 @@ impl<R: std::io::Read> std::io::Read for Stoppable<'_, R> {
     }
 }
 
+/// What to take from one file.
+#[derive(Debug, Clone, Copy)]
+struct Want {
+    /// Matches to keep.
+    n: u64,
+    /// Matches to leave out first (given on an earlier page).
+    skip: u64,
+}
+
 /// Searches one opened file; `held` counts the characters its chunk holds
 /// (`None`: no chunk, nothing else is held).
 fn search_one<R: std::io::Read>(
@@ -380,7 +431,7 @@ fn search_one<R: std::io::Read>(
     reader: std::io::Result<R>,
     matcher: &RegexMatcher,
     p: &Params,
-    want: u64,
+    want: Want,
     stop: &Halt<'_>,
     held: Option<&AtomicUsize>,
 ) -> Hits {
@@ -402,7 +453,7 @@ fn search_listed(
     buf: &mut Vec<u8>,
     matcher: &RegexMatcher,
     p: &Params,
-    want: u64,
+    want: Want,
     stop: &Halt<'_>,
     held: Option<&AtomicUsize>,
 ) -> Hits {
@@ -428,7 +479,7 @@ fn search_listed(
 /// Runs `search` with a fresh sink and returns what it collected.
 fn search_with(
     p: &Params,
-    want: u64,
+    want: Want,
     stop: &Halt<'_>,
     held: Option<&AtomicUsize>,
     search: impl FnOnce(&mut Collect<'_>) -> std::io::Result<()>,
@@ -436,7 +487,11 @@ fn search_with(
     let alone = AtomicUsize::new(0);
     let mut sink = Collect {
         mode: p.output_mode,
-        want,
+        want: want.n,
+        skip: want.skip,
+        skipped: 0,
+        dropping: false,
+        before: Vec::new(),
         taken: 0,
         chars: 0,
         max_chars: stop.max_chars,
@@ -489,6 +544,17 @@ struct Searching<'a, 'r> {
     failed: u64,
     /// The deadline passed between chunks.
     late: bool,
+    /// The file a cursor resumes in, and its matches already given.
+    resume: Option<(&'a [u8], u64)>,
+    /// Where the reply was cut: the file, and its matches it gave in all.
+    cut: Option<(Vec<u8>, u64)>,
+}
+
+impl Searching<'_, '_> {
+    /// Matches of the file at `rel` given on earlier pages.
+    fn skip_of(&self, rel: &[u8]) -> u64 {
+        self.resume.filter(|(r, _)| *r == rel).map_or(0, |(_, n)| n)
+    }
 }
 
 impl search::Consume for Searching<'_, '_> {
@@ -515,6 +581,7 @@ impl search::Consume for Searching<'_, '_> {
             let held = AtomicUsize::new(0);
             let (states, start, matcher, p, halt) =
                 (self.states, self.start, self.matcher, self.p, self.halt);
+            let this = &*self;
             let results: Vec<Hits> = self.pool.install(|| {
                 part.par_iter()
                     .enumerate()
@@ -527,6 +594,10 @@ impl search::Consume for Searching<'_, '_> {
                         let (s, dirs, buf) = &mut *st;
                         let held = (k > 0).then_some(&held);
                         let file = search::open_listed_in(dirs, start, rel);
+                        let want = Want {
+                            n: want,
+                            skip: this.skip_of(rel),
+                        };
                         search_listed(s, file, buf, matcher, p, want, halt, held)
                     })
                     .collect()
@@ -546,6 +617,9 @@ impl search::Consume for Searching<'_, '_> {
                 if !self.reply.done() {
                     let path = format!("{}{}", self.reply.prefix(), String::from_utf8_lossy(rel));
                     self.reply.add_file(&path, hits);
+                    if let Some(n) = self.reply.cut_at() {
+                        self.cut = Some((rel.clone(), self.skip_of(rel) + n));
+                    }
                 }
             }
             from += merged.max(1);
@@ -572,7 +646,8 @@ fn chunk_held_chars() -> usize {
 }
 
 /// Runs the search.
-pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
+    let cursor = p.cursor.take();
     let context = bounded(
         "contextLines",
         p.context_lines,
@@ -600,6 +675,10 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     // Resolve once: the walk and the printed paths use the same root.
     let t = ctx.scope.resolve(&p.path)?;
     let md = t.metadata("scandir")?;
+    let bind = super::cursor_binding(NAME, &t, &p);
+    let from = cursor.map(|c| Cursor::decode(&c, &bind)).transpose()?;
+    // Where the reply was cut: the file, and its matches given in all.
+    let mut cut: Option<(Vec<u8>, u64)> = None;
     // Paths are printed under the client's own spelling of `path`, as
     // search_files prints them.
     let base = t.given.clone();
@@ -646,13 +725,17 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         let opened = crate::fs::file::open_regular(&t).map(|(f, _)| f);
         let file = opened?;
         let mut s = searcher(&p, context);
-        let hits = search_one(&mut s, Ok(file), &matcher, &p, max, &halt, None);
+        let skip = from.as_ref().map_or(0, |c| c.skip);
+        let want = Want { n: max, skip };
+        let hits = search_one(&mut s, Ok(file), &matcher, &p, want, &halt, None);
         searched += u64::from(hits.searched);
         if hits.binary {
             binary += 1;
         } else {
             failed += u64::from(hits.failed);
             reply.add_file(&base, hits);
+            // The cursor of a one-file search names no entry of its own.
+            cut = reply.cut_at().map(|n| (ONE_FILE.to_vec(), skip + n));
         }
     } else {
         let walk_start = t.walk_start("scandir")?;
@@ -697,6 +780,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             binary: 0,
             failed: 0,
             late: false,
+            resume: from.as_ref().map(|c| (c.rel.as_slice(), c.skip)),
+            cut: None,
         };
         let end = search::walk_files(
             pool,
@@ -706,9 +791,12 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             &ancestors,
             &filter,
             &bounds,
+            from.as_ref()
+                .map(|c| (c.rel.as_slice(), c.flags & FLAG_AFTER != 0)),
             &mut run,
         )?;
         let late = run.late;
+        cut = run.cut.take();
         (searched, binary, failed) = (run.searched, run.binary, run.failed);
         stop = if late { Some(Stop::Deadline) } else { end.stop };
         big_ignore = big + end.big_ignore_files;
@@ -733,6 +821,28 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         binary_asked: p.binary,
         searched,
     };
-    let (text, data) = reply.finish(&facts);
+    // A cut reply goes on from a cursor, unless the walk itself stopped
+    // early (its files after the stop were not all listed).
+    let next = match cut {
+        Some((rel, skip))
+            if !matches!(
+                stop,
+                Some(Stop::Deadline | Stop::Entries(_) | Stop::Paths(_))
+            ) =>
+        {
+            let c = Cursor {
+                rel,
+                skip,
+                flags: 0,
+            };
+            if c.fits(token_room(ctx.limits.max_reply_chars)) {
+                Next::Cursor(c.encode(&bind)?)
+            } else {
+                Next::TooDeep
+            }
+        }
+        _ => Next::Narrow,
+    };
+    let (text, data) = reply.finish(&facts, &next);
     Ok(Output::Structured { text, data })
 }

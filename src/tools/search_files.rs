@@ -4,12 +4,15 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Output, OutputKind, PageEnd, Plan, Tool, params, schema};
 use crate::error::Result;
+use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
+use crate::fs::pager::{self, Flow, Halt, Visit};
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
-use crate::text::budget::append_notice;
+use crate::text::budget::{ReplyBudget, append_notice, chars};
+use crate::text::fmt::Truncation;
 use crate::text::fmt::printable;
 use crate::text::glob::{ExcludeStyle, Excludes, Pattern};
 
@@ -45,10 +48,15 @@ pub struct Params {
     /// Globs of relative paths to skip (and not descend into).
     #[serde(default)]
     pub exclude_patterns: Vec<String>,
-    /// Matches to skip; a cut reply gives the next offset.
+    /// Matches to skip (prefer cursor).
     #[serde(default)]
     #[schemars(with = "i64", range(min = 0))]
     pub offset: Option<i64>,
+    // Where to go on: the cursor a cut reply gave. No doc comment, so no
+    // description in tools/list: the cut reply's notice says how to use it.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
 }
 
 struct Search<'a> {
@@ -67,6 +75,19 @@ struct Search<'a> {
     budget: TextBudget,
 }
 
+impl Search<'_> {
+    /// The printed match, when the entry at `rel` matches.
+    fn hit(&self, rel: &str, entry: &Entry) -> Option<String> {
+        // As in the reference, a symlink is reported only when it resolves
+        // inside the root; outside and dangling are both skipped, so nothing
+        // is learned about the outside.
+        let hit = self.pattern.is_match(rel)
+            && (entry.kind != Kind::Symlink
+                || self.root.metadata(format!("{}/{rel}", self.start)).is_ok());
+        hit.then(|| printable(&format!("{}{rel}", self.prefix)).into_owned())
+    }
+}
+
 impl ParVisitor for Search<'_> {
     /// The display path, when the entry matches.
     type Value = Option<String>;
@@ -75,19 +96,12 @@ impl ParVisitor for Search<'_> {
         if self.excludes.is_match(rel) {
             return None;
         }
-        // As in the reference, a symlink is reported only when it resolves
-        // inside the root; outside and dangling are both skipped, so nothing
-        // is learned about the outside.
         if self.full() {
             return Some(None);
         }
-        let hit = self.pattern.is_match(rel)
-            && (entry.kind != Kind::Symlink
-                || self.root.metadata(format!("{}/{rel}", self.start)).is_ok());
-        if !hit {
+        let Some(line) = self.hit(rel, entry) else {
             return Some(None);
-        }
-        let line = printable(&format!("{}{rel}", self.prefix)).into_owned();
+        };
         if !self.budget.take(line.len() + 1) {
             return Some(None);
         }
@@ -97,6 +111,97 @@ impl ParVisitor for Search<'_> {
     fn full(&self) -> bool {
         self.budget.is_full()
     }
+}
+
+/// Collects a page of matches in walk order until one does not fit `room`.
+struct Pages<'a> {
+    search: &'a Search<'a>,
+    room: usize,
+    used: usize,
+    lines: Vec<String>,
+    /// The first match was longer than `room` on its own.
+    alone_too_long: bool,
+}
+
+impl Visit for Pages<'_> {
+    fn wants_rel(&self) -> bool {
+        true
+    }
+
+    fn visit(&mut self, rel: &str, _raw: &[u8], entry: &Entry, _depth: usize) -> Flow {
+        if self.search.excludes.is_match(rel) {
+            return Flow::Skip;
+        }
+        let Some(line) = self.search.hit(rel, entry) else {
+            return Flow::Go;
+        };
+        let cost = chars(&line) + usize::from(!self.lines.is_empty());
+        if self.used.saturating_add(cost) > self.room {
+            self.alone_too_long = self.lines.is_empty();
+            return Flow::Stop;
+        }
+        self.used += cost;
+        self.lines.push(line);
+        Flow::Go
+    }
+}
+
+/// One page of matches, from the call's cursor (or the top), ending with
+/// the notice that gives the next page's cursor.
+fn page(
+    search: &Search<'_>,
+    dir: &crate::fs::scope::Start,
+    limits: &crate::fs::walk::WalkLimits,
+    budget: ReplyBudget,
+    from: Option<Cursor>,
+    bind: &Binding,
+) -> Result<String> {
+    let token_max = token_room(budget.max().unwrap_or(0));
+    let room = match budget.max() {
+        Some(_) => budget.room().saturating_sub(token_max),
+        None => MAX_WALK_TEXT_BYTES,
+    };
+    let mut v = Pages {
+        search,
+        room,
+        used: 0,
+        lines: Vec::new(),
+        alone_too_long: false,
+    };
+    let at = from
+        .as_ref()
+        .map(|f| (f.rel.as_slice(), f.flags & FLAG_AFTER != 0));
+    let paged = pager::walk(dir, at, limits, &mut v)?;
+    let mut flags = from.as_ref().map_or(0, |f| f.flags & FLAG_DEPTH_CUT);
+    if paged.depth_cut {
+        flags |= FLAG_DEPTH_CUT;
+    }
+    let Some(next) = paged.next else {
+        let mut text = match v.lines.is_empty() {
+            true => "No matches found".to_owned(),
+            false => v.lines.join("\n"),
+        };
+        if flags & FLAG_DEPTH_CUT != 0 {
+            let depth = limits.max_depth.min(crate::limits::MAX_WALK_DEPTH_CEILING);
+            text.push_str(&crate::text::fmt::truncation_note(Truncation::Depth(depth)));
+        }
+        return Ok(text);
+    };
+    let mut text = v.lines.join("\n");
+    let cursor = Cursor {
+        rel: next,
+        skip: 0,
+        flags,
+    };
+    let end = match paged.halt {
+        _ if v.alone_too_long => PageEnd::TooLongAlone,
+        Some(Halt::Entries(max)) => PageEnd::Halted(max),
+        None => PageEnd::Full,
+    };
+    let words = ("matches", "match", NARROW);
+    let notice = super::walk_cut_notice(budget, words, cursor, end, bind)?;
+    append_notice(&mut text, &notice);
+    Ok(text)
 }
 
 fn flatten(items: Vec<Item<Option<String>>>, out: &mut Vec<String>) {
@@ -124,7 +229,11 @@ pub(super) fn client_prefix(given: &str) -> String {
 }
 
 /// Runs the search.
-pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
+pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
+    let cursor = p.cursor.take();
+    if cursor.is_some() && p.offset.is_some() {
+        return Err(super::cursor_and_offset());
+    }
     let offset = super::skip_arg(p.offset)?;
     let pattern = Pattern::new(&p.pattern, ctx.limits.max_pattern_bytes)?;
     let excludes = Excludes::new(
@@ -147,11 +256,17 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         start: start.trim_end_matches('/'),
         budget: TextBudget::new(MAX_WALK_TEXT_BYTES),
     };
+    let budget = ctx.reply_budget();
+    if p.offset.is_none() && (cursor.is_some() || budget.max().is_some()) {
+        // Pages: the walk stops once a page is full.
+        let bind = super::cursor_binding(NAME, &t, &p);
+        let from = cursor.map(|c| Cursor::decode(&c, &bind)).transpose()?;
+        return page(&visitor, &dir, &limits, budget, from, &bind).map(Output::Text);
+    }
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
     let mut found = Vec::new();
     flatten(items, &mut found);
     let note = truncated.map(crate::text::fmt::truncation_note);
-    let budget = ctx.reply_budget();
     if offset == 0 {
         let mut text = if found.is_empty() {
             "No matches found".to_owned()

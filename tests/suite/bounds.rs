@@ -274,7 +274,14 @@ fn walk_entries_at_and_past_max_entries() {
     for (count, cut) in [(CAP, false), (CAP + 1, true)] {
         let env = TestEnv::new();
         entries_fixture(&env, count);
-        let server = Server::start(&args![env.root(), "--max-entries", CAP.to_string()]);
+        // The whole reply in one (no reply budget): the cap cuts it.
+        let server = Server::start(&args![
+            env.root(),
+            "--max-entries",
+            CAP.to_string(),
+            "--max-reply-chars",
+            "0"
+        ]);
 
         let (tree, note) = tree_of(&server.call("directory_tree", json!({"path": "tree"})));
         let search = server.call("search_files", json!({"path": "tree", "pattern": "**"}));
@@ -296,6 +303,46 @@ fn walk_entries_at_and_past_max_entries() {
             assert_eq!(found, CAP);
         }
         still_works(&server);
+
+        // In pages (the default reply budget), the cap bounds one call, and
+        // its cursor goes on.
+        let server = Server::start(&args![env.root(), "--max-entries", CAP.to_string()]);
+        for (tool, args) in [
+            ("directory_tree", json!({"path": "tree"})),
+            ("search_files", json!({"path": "tree", "pattern": "**"})),
+        ] {
+            let r = server.call(tool, args.clone());
+            let text = &r.assert_ok().text;
+            let halted = format!(
+                "\n\n[the walk stopped after {CAP} entries (--max-entries); more may follow: call again with the same arguments and cursor: \""
+            );
+            assert_eq!(text.contains(&halted), cut, "{text}");
+            if !cut {
+                continue;
+            }
+            let i = text.find(&halted).expect("halted") + halted.len();
+            let cursor = &text[i..i + text[i..].find('"').expect("cursor end")];
+            let mut next = args;
+            next["cursor"] = json!(cursor);
+            let rest = server.call(tool, next);
+            let rest = &rest.assert_ok().text;
+            assert!(!rest.contains("cursor"), "{rest}");
+            let shown = |t: &str| match tool {
+                "directory_tree" => t.matches("\"name\"").count(),
+                _ => t.lines().count(),
+            };
+            let (first, _) = text.split_once("\n\n[").expect("notice");
+            if tool == "directory_tree" {
+                // The directory whose children go on is marked.
+                assert!(first.contains("\"more\": true"), "{first}");
+            }
+            let continued = rest.matches("\"continued\": true").count();
+            assert_eq!(
+                shown(first) + shown(rest) - continued,
+                CAP + 1,
+                "{text}\n{rest}"
+            );
+        }
     }
 }
 
