@@ -941,6 +941,24 @@ impl Dest {
         Ok(Some((fd, u64::try_from(st.st_size).unwrap_or(0))))
     }
 
+    /// Whether the file opened by [`Dest::open_in_place`] is still exactly
+    /// as [`Dest::check`] hashed it (identity, size, modification and change
+    /// times): a writer in place (`append_file` with `ifMatch`) cannot swap
+    /// the old file out to hash it again, so it compares the open handle
+    /// with the state the check saw.
+    pub fn still_as_checked(&self, fd: &OwnedFd) -> bool {
+        let (Some(old), Ok(st)) = (self.existing, rustix::fs::fstat(fd)) else {
+            return false;
+        };
+        #[allow(clippy::unnecessary_cast)] // not unnecessary on every platform
+        let now = (
+            u64::try_from(st.st_size).unwrap_or(u64::MAX),
+            (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            (st.st_ctime as i64, st.st_ctime_nsec as i64),
+        );
+        crate::fs::sys::dev_ino(&st) == (old.dev, old.ino) && now == (old.len, old.mtime, old.ctime)
+    }
+
     /// Whether the directory is still where the root leads (after a write
     /// in place, to undo one that landed in a directory moved out).
     pub fn still_in_root(&self) -> bool {

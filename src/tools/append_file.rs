@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::append;
+use crate::fs::ifmatch::Condition;
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -31,11 +32,24 @@ pub struct Params {
     pub path: String,
     /// The content to add at the end.
     pub content: String,
+    /// Refuse unless the file exists and is at this version (a read's
+    /// `version`).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub if_match: Option<String>,
 }
 
 /// Appends through the core.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
-    append::append(&t, p.content.as_bytes())?;
+    let cond = Condition {
+        if_match: p.if_match.as_deref(),
+        // An append replaces no content: --require-if-match leaves it be.
+        require: false,
+        limit: ctx.limits.max_read_bytes,
+        op: "append to",
+        tool: NAME,
+    };
+    append::append(&t, p.content.as_bytes(), &cond)?;
     Ok(Output::Text(format!("Successfully appended to {}", p.path)))
 }
