@@ -74,17 +74,14 @@ pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<()> {
             }
             let before = checked.or_else(|| hash_for_audit(&dest));
             write_at_end(&dest, &fd, end, bytes)?;
-            noted(&dest, before, end, bytes.len());
-            Ok(())
+            noted(&dest, before, end, bytes.len())
         }
         None => match dest.create_new(|f| {
             f.write_all(bytes)
                 .map_err(|e| Error::io("write", &t.given, &e))
         }) {
-            Ok(()) => {
-                noted(&dest, None, 0, bytes.len());
-                Ok(())
-            }
+            // Created: noted by the writer.
+            Ok(()) => Ok(()),
             // Created meanwhile by someone else: append to that file.
             Err(Error::DestinationExists { .. }) => {
                 let dest = Dest::locate(t)?;
@@ -92,8 +89,7 @@ pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<()> {
                     Some((fd, end)) => {
                         let before = hash_for_audit(&dest);
                         write_at_end(&dest, &fd, end, bytes)?;
-                        noted(&dest, before, end, bytes.len());
-                        Ok(())
+                        noted(&dest, before, end, bytes.len())
                     }
                     None => Err(Error::Changed {
                         path: t.given.clone(),
@@ -116,22 +112,27 @@ fn hash_for_audit(dest: &Dest) -> Option<Version> {
         .and_then(|(v, _)| v)
 }
 
-/// Notes an append for the audit record and the undo journal: the file's
-/// size before (`end`; 0 for a file it created) and its version after.
-fn noted(dest: &Dest, before: Option<Version>, end: u64, written: usize) {
-    let _ = end;
-    if !crate::audit::note::active() {
-        return;
+/// Notes an append to a file of `end` bytes for the undo journal and the
+/// audit record: the file's version before (when known) and after.
+fn noted(dest: &Dest, before: Option<Version>, end: u64, written: usize) -> Result<()> {
+    let audit = crate::audit::note::active();
+    let journal = crate::journal::active();
+    if !audit && journal.is_none() {
+        return Ok(());
     }
     let after = file::version_in(dest.dir(), dest.leaf(), dest.given(), MAX_READ_BYTES)
         .ok()
         .and_then(|(v, _)| v);
+    if let Some(j) = journal {
+        j.record_append(dest.loc(), end, after.as_ref())?;
+    }
     let change = crate::audit::Change {
         path: dest.given().to_owned(),
         before,
         after,
     };
     crate::audit::note::changed(change, written as u64);
+    Ok(())
 }
 
 /// Writes all of `bytes` at offset `end` of `fd`, makes them durable, and
