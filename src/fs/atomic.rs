@@ -430,23 +430,28 @@ impl Dest {
                 return Err(e);
             }
         };
-        // The new content is in place; make the rename durable.
-        if let Err(e) = sync_dir(&self.parent) {
-            tracing::warn!(error = %e, "fsync of the directory after a write failed");
-        }
-        let after = Version::of(bytes);
-        let before = before.or_else(|| kept.as_ref().and_then(|k| k.before.clone()));
-        if let Some(j) = journal {
-            match kept {
-                Some(kept) => j.record_replace(self.loc(), kept, &after)?,
-                None => j.record_create(self.loc(), Some(&after))?,
+        let audit = crate::audit::note::active();
+        let after = (audit || journal.is_some()).then(|| Version::of(bytes));
+        let kept_before = kept.as_ref().and_then(|k| k.before.clone());
+        match (journal, &after) {
+            // The new content is in place; the rename is made durable with
+            // the journal's record (one commit for both).
+            (Some(j), Some(after)) => match kept {
+                Some(kept) => j.record_replace(self.loc(), kept, after, &self.parent)?,
+                None => j.record_create(self.loc(), Some(after), &self.parent)?,
+            },
+            // The new content is in place; make the rename durable.
+            _ => {
+                if let Err(e) = sync_dir(&self.parent) {
+                    tracing::warn!(error = %e, "fsync of the directory after a write failed");
+                }
             }
         }
-        if crate::audit::note::active() {
+        if audit {
             let change = crate::audit::Change {
                 path: self.given.clone(),
-                before,
-                after: Some(after),
+                before: before.or_else(|| kept_before.clone()),
+                after,
             };
             crate::audit::note::changed(change, bytes.len() as u64);
         }
@@ -933,11 +938,14 @@ impl Dest {
             let _ = self.parent.remove_file(&tmp);
             return result;
         }
-        if let Err(e) = sync_dir(&self.parent) {
-            tracing::warn!(error = %e, "fsync of the directory after a create failed");
-        }
         // For the undo journal and the audit record: the new file's version.
         let journal = crate::journal::active();
+        // With the journal, the rename is made durable with its record.
+        if journal.is_none()
+            && let Err(e) = sync_dir(&self.parent)
+        {
+            tracing::warn!(error = %e, "fsync of the directory after a create failed");
+        }
         if journal.is_some() || crate::audit::note::active() {
             let (after, len) = match file::version_in(
                 &self.parent,
@@ -949,7 +957,7 @@ impl Dest {
                 Err(_) => (None, 0),
             };
             if let Some(j) = journal {
-                j.record_create(self.loc(), after.as_ref())?;
+                j.record_create(self.loc(), after.as_ref(), &self.parent)?;
             }
             let change = crate::audit::Change {
                 path: self.given.clone(),

@@ -386,6 +386,12 @@ fn undo(
                     ));
                 }
             };
+            // Content-addressed: the bytes must still be the version named.
+            if c.object.as_ref().map(|o| format!("b3:{o}")).as_deref()
+                != Some(Version::of(&object).as_str())
+            {
+                return Err("its pre-image no longer has the content it is named by".to_owned());
+            }
             if !left && !force {
                 return Err(changed());
             }

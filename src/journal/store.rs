@@ -10,7 +10,8 @@
 //! file there, synced, and renamed to its name. Either way the pre-image
 //! is never reachable from a root, so nothing the agent can do changes it.
 //! An object's modification time is set when it is kept (or kept again),
-//! which orders eviction across restarts.
+//! which orders eviction across restarts. The directory is synced together
+//! with the record that names the object ([`super::Journal`]).
 //!
 //! May touch: the `objects/` handle opened at startup, and the directory a
 //! writer hands in (opened beneath a root), by single names.
@@ -128,7 +129,6 @@ impl Store {
             }
             self.touch(&name, size);
         }
-        self.sync()?;
         Ok(Kept {
             object: Some(name.clone()),
             not_kept: None,
@@ -150,7 +150,6 @@ impl Store {
             self.copy_in(parent, leaf, &name)?;
         }
         self.touch(&name, size);
-        self.sync()?;
         Ok(Kept {
             object: Some(name.clone()),
             not_kept: None,
@@ -257,10 +256,10 @@ impl Store {
         result
     }
 
-    /// Makes the names in `objects/` durable.
-    fn sync(&self) -> io::Result<()> {
-        let this = self.dir.open(".")?;
-        rustix::fs::fsync(&this).map_err(io::Error::from)
+    /// The `objects/` directory, whose names the journal syncs with the
+    /// record that names them.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
     }
 
     /// Removes the oldest objects (never `keep`) while they hold more than

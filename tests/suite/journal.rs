@@ -269,6 +269,18 @@ fn past_the_bound_the_oldest_pre_images_go_and_the_journal_says_so() {
     let log = std::fs::read_to_string(journal.join("journal.jsonl")).unwrap();
     assert!(log.contains(r#""type":"evicted""#), "{log}");
     let id = list[0]["session"].as_str().unwrap().to_owned();
+    // A pre-image changed on the host is not written back.
+    let kept = changes[1]["object"].as_str().unwrap();
+    std::fs::write(journal.join("objects").join(kept), "forged\n").unwrap();
+    let out = revert(&journal, &id, &[]);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("no longer has the content"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(env.read_string("two.txt"), "x\n");
+    std::fs::write(journal.join("objects").join(kept), "2222222222\n").unwrap();
     let out = revert(&journal, &id, &[]);
     assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("evicted"), "{}", out.stdout);
