@@ -399,7 +399,9 @@ impl Dest {
     /// is `O_CREAT|O_EXCL` (never follows a link), permissions are set on its
     /// handle before the rename, and `rename` replaces the name itself (a link
     /// swapped in is replaced, never followed).
-    pub fn replace(&self, bytes: &[u8], guard: Guard) -> Result<()> {
+    ///
+    /// Returns the version written.
+    pub fn replace(&self, bytes: &[u8], guard: Guard) -> Result<Version> {
         self.check_writable()?;
         self.check_parent()?;
         let journal = crate::journal::active();
@@ -431,17 +433,17 @@ impl Dest {
             }
         };
         let audit = crate::audit::note::active();
-        let after = (audit || journal.is_some()).then(|| Version::of(bytes));
+        let after = Version::of(bytes);
         let kept_before = kept.as_ref().and_then(|k| k.before.clone());
-        match (journal, &after) {
+        match journal {
             // The new content is in place; the rename is made durable with
             // the journal's record (one commit for both).
-            (Some(j), Some(after)) => match kept {
-                Some(kept) => j.record_replace(self.loc(), kept, after, &self.parent)?,
-                None => j.record_create(self.loc(), Some(after), &self.parent)?,
+            Some(j) => match kept {
+                Some(kept) => j.record_replace(self.loc(), kept, &after, &self.parent)?,
+                None => j.record_create(self.loc(), Some(&after), &self.parent)?,
             },
             // The new content is in place; make the rename durable.
-            _ => {
+            None => {
                 if let Err(e) = sync_dir(&self.parent) {
                     tracing::warn!(error = %e, "fsync of the directory after a write failed");
                 }
@@ -450,12 +452,12 @@ impl Dest {
         if audit {
             let change = crate::audit::Change {
                 path: self.given.clone(),
-                before: before.or_else(|| kept_before.clone()),
-                after,
+                before: before.or(kept_before),
+                after: Some(after.clone()),
             };
             crate::audit::note::changed(change, bytes.len() as u64);
         }
-        Ok(())
+        Ok(after)
     }
 
     /// Where the file is, as the undo journal names it.
@@ -1073,7 +1075,7 @@ impl Dest {
 
 /// Locates `t` and replaces its content with `bytes` (`write_file`).
 pub fn write(t: &Target, bytes: &[u8]) -> Result<()> {
-    Dest::locate(t)?.replace(bytes, Guard::None)
+    Dest::locate(t)?.replace(bytes, Guard::None).map(drop)
 }
 
 /// Locates `t` and replaces its content with `bytes` if `cond` holds
@@ -1091,8 +1093,7 @@ pub fn write_if(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<Versio
         },
         None => Guard::None,
     };
-    dest.replace(bytes, guard)?;
-    Ok(Version::of(bytes))
+    dest.replace(bytes, guard)
 }
 
 /// The parent's relative path and the plain final name of `t`; a path that

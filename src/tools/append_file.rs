@@ -14,7 +14,7 @@ pub const TOOL: Tool = Tool {
     name: NAME,
     capability: Capability::Write,
     title: "Append File",
-    description: "Append content to the end of a file, exactly as given (no newline is added); creates the file if it does not exist. The file keeps its permissions and identity.",
+    description: "Append content to the end of a file, exactly as given (no newline added); creates a missing file. The file keeps its permissions and identity.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
     output: OutputKind::Text,
@@ -32,8 +32,7 @@ pub struct Params {
     pub path: String,
     /// The content to add at the end.
     pub content: String,
-    /// Refuse unless the file exists and is at this version (a read's
-    /// `version`).
+    /// Refuse unless the file is at this version.
     #[serde(default)]
     #[schemars(with = "String")]
     pub if_match: Option<String>,

@@ -14,7 +14,7 @@ pub const TOOL: Tool = Tool {
     name: NAME,
     capability: Capability::Write,
     title: "Copy File",
-    description: "Copy a file to a new path, keeping its permissions and modification time. Fails if the destination exists; directories and special files cannot be copied.",
+    description: "Copy a regular file to a new path, keeping its mode and mtime; fails if the destination exists.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
     output: OutputKind::Text,
@@ -32,7 +32,7 @@ pub struct Params {
     pub source: String,
     /// The new file's path, which must not exist yet.
     pub destination: String,
-    /// Refuse unless the source is at this version (a read's `version`).
+    /// Refuse unless the source is at this version.
     #[serde(default)]
     #[schemars(with = "String")]
     pub if_match: Option<String>,
