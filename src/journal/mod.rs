@@ -189,7 +189,7 @@ impl Journal {
     }
 
     /// Records a replaced file; `parent`, the directory it is in, is synced
-    /// with the record (see [`Journal::record`]).
+    /// with the record.
     pub fn record_replace(&self, at: Loc, kept: Kept, after: &Version, parent: &Dir) -> Result<()> {
         let stored = kept.object.is_some();
         let change = Change {
