@@ -306,6 +306,10 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
             "limits": limits,
             "landlock": landlock.to_string(),
             "pathRules": path_rules,
+            "journal": args.journal.as_ref().map(|d| serde_json::json!({
+                "dir": d.display().to_string(),
+                "maxBytes": args.journal_max_bytes,
+            })),
         });
         // --print-config never starts a session, so stdout is not the MCP
         // transport here: it carries the configuration and the process exits.

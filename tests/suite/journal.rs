@@ -310,6 +310,20 @@ fn a_journal_inside_a_root_through_a_symlink_or_holding_one_is_refused() {
     assert!(!env.exists("sub/objects") && !env.exists("objects"));
     assert!(!env.exists("journal.jsonl") && !env.exists("sub/journal.jsonl"));
 
+    // Outside: --print-config shows it.
+    let ok = env.base().join("journal");
+    let out = cli(&[
+        &"filesystem",
+        &env.root(),
+        &"--journal",
+        &ok,
+        &"--print-config",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let config: Value = serde_json::from_str(&out.stdout).expect("config");
+    assert_eq!(config["journal"]["dir"], json!(ok.display().to_string()));
+    assert!(ok.join("objects").is_dir());
+
     // A root inside the journal.
     let (code, err) = Server::start_expect_fail(&args![env.root(), "--journal", env.base()]);
     assert_eq!(code, 2, "{err}");
