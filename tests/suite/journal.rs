@@ -112,8 +112,15 @@ fn a_session_of_every_kind_of_change_is_reverted_to_the_exact_tree() {
         before,
         "the session changed the tree"
     );
-    // Pre-images are outside the root, content-addressed.
+    // Pre-images are outside the root, content-addressed: a.txt's first
+    // content under its version, and the very file (renamed in, not copied:
+    // it still has a.txt's mode, where a copy would be 0600).
     assert!(journal.join("objects").read_dir().expect("objects").count() >= 3);
+    let alpha = blake3::hash(b"alpha\n").to_hex()[..40].to_owned();
+    let object = journal.join("objects").join(&alpha);
+    assert_eq!(std::fs::read(&object).expect("pre-image"), b"alpha\n");
+    let mode = std::fs::metadata(&object).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640);
 
     let list = sessions(&journal);
     assert_eq!(list.len(), 1, "{list:?}");
