@@ -140,24 +140,36 @@ pub fn outside_roots(path: &Path, roots: &[Root], what: &str) -> Result<(), Stri
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     #[cfg(not(target_os = "linux"))]
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let mut dir = rustix::fs::open(parent, flags, Mode::empty())
+    let dir = rustix::fs::open(parent, flags, Mode::empty())
         .map_err(|e| format!("cannot open the directory of the {what}: {e}"))?;
+    if ancestry(dir, what)?.iter().any(|id| ids.contains(id)) {
+        return Err(format!(
+            "the {what} '{}' lies inside an allowed directory, where the agent could change it; put it outside every DIR",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The device and inode of the directory `dir` and of each directory above
+/// it, up to `/` (climbing with `..`, so the real directories, whatever
+/// symlinks led to `dir`).
+pub fn ancestry(dir: OwnedFd, what: &str) -> Result<Vec<(u64, u64)>, String> {
+    #[cfg(target_os = "linux")]
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut dir = dir;
+    let mut out = Vec::new();
     for _ in 0..4096 {
         let st = rustix::fs::fstat(&dir).map_err(|e| format!("cannot stat: {e}"))?;
-        #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
-        let id = (st.st_dev as u64, st.st_ino as u64);
-        if ids.contains(&id) {
-            return Err(format!(
-                "the {what} '{}' lies inside an allowed directory, where the agent could change it; put it outside every DIR",
-                path.display()
-            ));
-        }
+        let id = crate::fs::sys::dev_ino(&st);
+        out.push(id);
         let up = rustix::fs::openat(&dir, "..", flags, Mode::empty())
             .map_err(|e| format!("cannot open a directory above the {what}: {e}"))?;
         let ust = rustix::fs::fstat(&up).map_err(|e| format!("cannot stat: {e}"))?;
-        #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
-        if (ust.st_dev as u64, ust.st_ino as u64) == id {
-            return Ok(()); // `/`
+        if crate::fs::sys::dev_ino(&ust) == id {
+            return Ok(out); // `/`
         }
         dir = up;
     }

@@ -77,7 +77,40 @@ pub struct Cli {
 pub enum Command {
     /// Serve filesystem tools confined to the given directories, over stdio.
     #[command(after_help = fs_after_help())]
-    Filesystem(FsArgs),
+    Filesystem(Box<FsArgs>),
+    /// Read or undo an undo journal (`tuls filesystem --journal DIR`).
+    #[command(subcommand)]
+    Journal(JournalCmd),
+}
+
+/// `tuls journal` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum JournalCmd {
+    /// Show the sessions in a journal and their changes.
+    List {
+        /// The journal directory.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo a session's changes, newest first. A file changed after the
+    /// session is refused (and the rest restored) unless --force.
+    Revert {
+        /// The journal directory.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// The session to undo (from `tuls journal list`).
+        #[arg(long, value_name = "ID")]
+        session: String,
+        /// Undo only the changes after this one (default: all of them).
+        #[arg(long, value_name = "SEQ", default_value_t = 0)]
+        to: u64,
+        /// Also undo changes to files changed since; lists them first.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// `tuls filesystem` arguments.
@@ -202,6 +235,15 @@ pub struct FsArgs {
     /// Like --audit, to a descriptor the supervisor passes (open for writing).
     #[arg(long, value_name = "N")]
     pub audit_fd: Option<u32>,
+    /// Keep what every change replaces in this directory (created 0700 if
+    /// missing; must lie outside every DIR), so `tuls journal revert` can
+    /// undo a session. A change is acknowledged only once it is recorded.
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
+    /// Bytes of old content the journal keeps; past it the oldest go first
+    /// (and the journal records which).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::limits::JOURNAL_MAX_BYTES, requires = "journal")]
+    pub journal_max_bytes: u64,
     /// Log level for stderr; RUST_LOG wins. Matched exactly (lowercase).
     #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
     pub log_level: LogLevel,

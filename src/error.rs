@@ -400,6 +400,23 @@ pub enum Error {
         /// What failed.
         why: String,
     },
+    /// The undo journal cannot keep what a change would replace, or cannot
+    /// be written: the change is not made, and later changes are refused.
+    #[error(
+        "Refusing to change files: {why}, and every change must be kept there first so that it can be undone; nothing was changed, and reads still work. The operator must fix the undo journal and restart tuls"
+    )]
+    JournalUnavailable {
+        /// What failed.
+        why: String,
+    },
+    /// A change was made but its undo record could not be written.
+    #[error(
+        "The change was made, but {why}: it is not recorded in the undo journal. Further changes are refused; reads still work"
+    )]
+    JournalNotRecorded {
+        /// What failed.
+        why: String,
+    },
     /// `--require-if-match`: a change to an existing file without `ifMatch`.
     #[error(
         "Refusing to {op} '{path}' without ifMatch: this server requires every change to an existing file to name the version of the file it was based on. Read the file first (read_text_file, read_multiple_files and read_media_file give its version in structuredContent; get_file_info gives it in its text as well, so call get_file_info before reading), then call {tool} again with ifMatch set to that version"

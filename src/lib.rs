@@ -15,7 +15,7 @@
 //! formatting), [`error`] (the one error type), [`policy`] (selectors),
 //! [`limits`] (every bound), [`progress`] (throttled progress reports),
 //! [`cli`] and [`run`] (startup), [`log`] (the one log format), [`audit`]
-//! (the audit log).
+//! (the audit log), [`journal`] (the undo journal).
 #![forbid(unsafe_code)]
 
 #[cfg(windows)]
@@ -29,6 +29,7 @@ pub mod audit;
 pub mod cli;
 pub mod error;
 pub mod fs;
+pub mod journal;
 pub mod limits;
 pub mod log;
 pub mod mcp;

@@ -8,6 +8,10 @@
 /// (`--max-read-bytes`). Also caps how far `head`/`tail` scan.
 pub const MAX_READ_BYTES: u64 = 32 * 1024 * 1024;
 
+/// Bytes of pre-images the undo journal keeps (`--journal-max-bytes`);
+/// past it the oldest are evicted, and the journal says which.
+pub const JOURNAL_MAX_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// Total bytes one `read_multiple_files` call may return.
 pub const MAX_BATCH_BYTES: u64 = 64 * 1024 * 1024;
 

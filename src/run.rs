@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, FsArgs};
+use crate::cli::{Cli, Command, FsArgs, JournalCmd};
 use crate::fs::roots;
 use crate::fs::sandbox::{self, Status};
 use crate::fs::scope::Scope;
@@ -37,7 +37,16 @@ pub fn main(hooks: Hooks) -> ExitCode {
         }
     };
     match cli.command {
-        Command::Filesystem(args) => filesystem(args, hooks),
+        Command::Filesystem(args) => filesystem(*args, hooks),
+        Command::Journal(JournalCmd::List { dir, json }) => {
+            crate::journal::revert::list(&dir, json)
+        }
+        Command::Journal(JournalCmd::Revert {
+            dir,
+            session,
+            to,
+            force,
+        }) => crate::journal::revert::revert(&dir, &session, to, force),
     }
 }
 
@@ -245,6 +254,26 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         Some(Ok(a)) => Some(std::sync::Arc::new(a)),
         Some(Err(e)) => return config_error(e),
     };
+    // The undo journal too: before Landlock, outside every root.
+    let journal = match &args.journal {
+        Some(dir) => {
+            let session = match &audit {
+                Some(a) => a.session().to_owned(),
+                None => {
+                    let mut id = [0u8; 16];
+                    if let Err(e) = getrandom::fill(&mut id) {
+                        return config_error(format!("no randomness for the session id: {e}"));
+                    }
+                    id.iter().map(|b| format!("{b:02x}")).collect()
+                }
+            };
+            match crate::journal::open(dir, &opened, args.journal_max_bytes, session) {
+                Ok(j) => Some(crate::journal::install(j)),
+                Err(e) => return config_error(e),
+            }
+        }
+        None => None,
+    };
     // Asked once, here: `available_parallelism` reads `/proc/self/cgroup`
     // and `/sys/fs/cgroup`, which Landlock (and the one-ambient-site rule)
     // forbid later. tokio and the walk pool get the count explicitly.
@@ -255,7 +284,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         Status::Disabled
     } else {
         let refs: Vec<&roots::Root> = opened.iter().collect();
-        match sandbox::restrict(&refs, read_only) {
+        match sandbox::restrict(&refs, read_only, journal.map(|j| j.dir())) {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!(error = %e, "Landlock could not be applied; running without it");
@@ -277,6 +306,10 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
             "limits": limits,
             "landlock": landlock.to_string(),
             "pathRules": path_rules,
+            "journal": args.journal.as_ref().map(|d| serde_json::json!({
+                "dir": d.display().to_string(),
+                "maxBytes": args.journal_max_bytes,
+            })),
         });
         // --print-config never starts a session, so stdout is not the MCP
         // transport here: it carries the configuration and the process exits.

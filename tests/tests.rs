@@ -28,6 +28,7 @@ mod suite {
     mod forged_names;
     mod hostile_edge;
     mod info;
+    mod journal;
     mod keep_acl;
     mod landlock;
     mod line_ranges;

@@ -20,6 +20,14 @@
 //! them); another process appending to the same file at the same moment is
 //! not coordinated with.
 //!
+//! With `ifMatch` the file must exist and be at that version: checked under
+//! the writer's lock ([`Dest::check`]), then on the handle the bytes go
+//! through, which must still have the identity, size and times that were
+//! hashed. An append cannot swap the old file out to hash it again, so an
+//! outside writer that rewrites the file in place, at the same size and
+//! within one timestamp tick, between that check and the `pwrite` is not
+//! seen (SECURITY.md).
+//!
 //! May touch: what [`Dest`] opens beneath a root.
 
 use std::io::Write;
@@ -28,15 +36,22 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::fs::atomic::Dest;
+use crate::fs::file;
+use crate::fs::ifmatch::{self, Condition};
 use crate::fs::scope::Target;
-use crate::limits::MAX_APPEND_BYTES;
+use crate::fs::version::Version;
+use crate::limits::{MAX_APPEND_BYTES, MAX_READ_BYTES};
 
 /// Serializes tuls's own appends, so two calls appending at once cannot
 /// both write at the same old end. Holds nothing; an append is short.
 static APPENDING: Mutex<()> = Mutex::new(());
 
-/// Appends `bytes` to the file `t` names, creating it when missing.
-pub fn append(t: &Target, bytes: &[u8]) -> Result<()> {
+/// Appends `bytes` to the file `t` names, creating it when missing, if
+/// `cond` holds: with `ifMatch` the file must exist and be at that version
+/// (checked under the writer's [`crate::fs::ifmatch::WriteLock`], then on
+/// the very handle the bytes go through: same identity, size and times as
+/// hashed, or the append is refused).
+pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<()> {
     let size = bytes.len() as u64;
     if size > MAX_APPEND_BYTES {
         return Err(Error::AppendTooLarge {
@@ -46,26 +61,78 @@ pub fn append(t: &Target, bytes: &[u8]) -> Result<()> {
         });
     }
     let _one_at_a_time = APPENDING.lock().unwrap_or_else(|p| p.into_inner());
-    let dest = Dest::locate(t)?;
+    let mut dest = Dest::locate(t)?;
+    let _lock = dest.lock();
+    let checked = dest.check(cond)?;
     match dest.open_in_place()? {
-        Some((fd, end)) => write_at_end(&dest, &fd, end, bytes),
+        Some((fd, end)) => {
+            if checked.is_some() && !dest.still_as_checked(&fd) {
+                let now = file::version_in(dest.dir(), dest.leaf(), dest.given(), cond.limit)
+                    .ok()
+                    .and_then(|(v, _)| v);
+                return Err(cond.mismatch(dest.given(), ifmatch::now_is(now.as_ref())));
+            }
+            let before = checked.or_else(|| hash_for_audit(&dest));
+            write_at_end(&dest, &fd, end, bytes)?;
+            noted(&dest, before, end, bytes.len())
+        }
         None => match dest.create_new(|f| {
             f.write_all(bytes)
                 .map_err(|e| Error::io("write", &t.given, &e))
         }) {
+            // Created: noted by the writer.
+            Ok(()) => Ok(()),
             // Created meanwhile by someone else: append to that file.
             Err(Error::DestinationExists { .. }) => {
                 let dest = Dest::locate(t)?;
                 match dest.open_in_place()? {
-                    Some((fd, end)) => write_at_end(&dest, &fd, end, bytes),
+                    Some((fd, end)) => {
+                        let before = hash_for_audit(&dest);
+                        write_at_end(&dest, &fd, end, bytes)?;
+                        noted(&dest, before, end, bytes.len())
+                    }
                     None => Err(Error::Changed {
                         path: t.given.clone(),
                     }),
                 }
             }
-            other => other,
+            Err(e) => Err(e),
         },
     }
+}
+
+/// The version of the file before an append, for the audit record (only
+/// when a record is being made).
+fn hash_for_audit(dest: &Dest) -> Option<Version> {
+    if !crate::audit::note::active() {
+        return None;
+    }
+    file::version_in(dest.dir(), dest.leaf(), dest.given(), MAX_READ_BYTES)
+        .ok()
+        .and_then(|(v, _)| v)
+}
+
+/// Notes an append to a file of `end` bytes for the undo journal and the
+/// audit record: the file's version before (when known) and after.
+fn noted(dest: &Dest, before: Option<Version>, end: u64, written: usize) -> Result<()> {
+    let audit = crate::audit::note::active();
+    let journal = crate::journal::active();
+    if !audit && journal.is_none() {
+        return Ok(());
+    }
+    let after = file::version_in(dest.dir(), dest.leaf(), dest.given(), MAX_READ_BYTES)
+        .ok()
+        .and_then(|(v, _)| v);
+    if let Some(j) = journal {
+        j.record_append(dest.loc(), end, after.as_ref())?;
+    }
+    let change = crate::audit::Change {
+        path: dest.given().to_owned(),
+        before,
+        after,
+    };
+    crate::audit::note::changed(change, written as u64);
+    Ok(())
 }
 
 /// Writes all of `bytes` at offset `end` of `fd`, makes them durable, and

@@ -38,8 +38,10 @@ use rustix::io::Errno;
 use crate::error::{Error, Result};
 use crate::fs::file;
 use crate::fs::ifmatch::{self, Condition, WriteLock};
+use crate::fs::roots::Root;
 use crate::fs::scope::{Target, still_reached};
 use crate::fs::version::Version;
+use crate::journal::store::Kept;
 use crate::limits::{MAX_SYMLINK_HOPS, MAX_XATTR_BYTES};
 use crate::text::fmt::printable;
 
@@ -108,8 +110,8 @@ impl Stamp {
 /// plain entry name in it (never empty, `.`, `..`, or containing `/`).
 #[derive(Debug)]
 pub struct Dest {
-    /// The root handle the write was resolved from.
-    root: Arc<Dir>,
+    /// The root the write was resolved from.
+    root: Arc<Root>,
     /// The parent's path beneath `root`, for the check before the rename.
     parent_rel: String,
     parent: Dir,
@@ -146,7 +148,7 @@ impl Dest {
                     return Err(is_a_directory(given));
                 }
                 return Ok(Dest {
-                    root: root.clone(),
+                    root: t.root.clone(),
                     parent_rel,
                     parent,
                     leaf,
@@ -211,7 +213,15 @@ impl Dest {
                 Err(e) => return Err(dangling_or(e, given)),
             };
         }
-        Dest::existing(root, parent_rel, parent, leaf, &md, t.trailing_slash, given)
+        Dest::existing(
+            &t.root,
+            parent_rel,
+            parent,
+            leaf,
+            &md,
+            t.trailing_slash,
+            given,
+        )
     }
 
     /// [`Dest::locate`] when path rules are in force: the rule walk has
@@ -242,7 +252,6 @@ impl Dest {
             .and_then(Dir::try_clone)
             .map_err(|e| Error::io("open", given, &e))?;
         let parent_rel = t.parent_local().unwrap_or_else(|| ".".to_owned());
-        let root = &t.root.dir;
         let md = match parent.symlink_metadata(&leaf) {
             Ok(md) => md,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -250,7 +259,7 @@ impl Dest {
                     return Err(is_a_directory(given));
                 }
                 return Ok(Dest {
-                    root: root.clone(),
+                    root: t.root.clone(),
                     parent_rel,
                     parent,
                     leaf,
@@ -267,11 +276,19 @@ impl Dest {
                 path: given.to_owned(),
             });
         }
-        Dest::existing(root, parent_rel, parent, leaf, &md, t.trailing_slash, given)
+        Dest::existing(
+            &t.root,
+            parent_rel,
+            parent,
+            leaf,
+            &md,
+            t.trailing_slash,
+            given,
+        )
     }
 
     fn existing(
-        root: &Arc<Dir>,
+        root: &Arc<Root>,
         parent_rel: String,
         parent: Dir,
         leaf: String,
@@ -382,13 +399,17 @@ impl Dest {
     /// is `O_CREAT|O_EXCL` (never follows a link), permissions are set on its
     /// handle before the rename, and `rename` replaces the name itself (a link
     /// swapped in is replaced, never followed).
-    pub fn replace(&self, bytes: &[u8], guard: Guard) -> Result<()> {
+    ///
+    /// Returns the version written.
+    pub fn replace(&self, bytes: &[u8], guard: Guard) -> Result<Version> {
         self.check_writable()?;
         self.check_parent()?;
-        // For the audit record: the version replaced (known when checked).
+        let journal = crate::journal::active();
+        // For the audit record: the version replaced (known when checked;
+        // with the journal, hashed as it is kept).
         let before = match (&guard, crate::audit::note::active()) {
             (Guard::Content { version, .. }, _) => Some(version.clone()),
-            (_, true) if self.exists() => file::version_in(
+            (_, true) if self.exists() && journal.is_none() => file::version_in(
                 &self.parent,
                 &self.leaf,
                 &self.given,
@@ -401,26 +422,47 @@ impl Dest {
         let (tmp, mut f) = self.create_temp()?;
         let result = self.fill_and_rename(&tmp, &mut f, bytes, &guard);
         drop(f);
-        if result.is_err() {
-            // The rename did not happen: the target is untouched.
-            if !self.keep_temp.get() {
-                let _ = self.parent.remove_file(&tmp);
+        let kept = match result {
+            Ok(kept) => kept,
+            Err(e) => {
+                // The rename did not happen: the target is untouched.
+                if !self.keep_temp.get() {
+                    let _ = self.parent.remove_file(&tmp);
+                }
+                return Err(e);
             }
-            return result;
+        };
+        let audit = crate::audit::note::active();
+        let after = Version::of(bytes);
+        let kept_before = kept.as_ref().and_then(|k| k.before.clone());
+        match journal {
+            // The new content is in place; the rename is made durable with
+            // the journal's record (one commit for both).
+            Some(j) => match kept {
+                Some(kept) => j.record_replace(self.loc(), kept, &after, &self.parent)?,
+                None => j.record_create(self.loc(), Some(&after), &self.parent)?,
+            },
+            // The new content is in place; make the rename durable.
+            None => {
+                if let Err(e) = sync_dir(&self.parent) {
+                    tracing::warn!(error = %e, "fsync of the directory after a write failed");
+                }
+            }
         }
-        // The new content is in place; make the rename durable.
-        if let Err(e) = sync_dir(&self.parent) {
-            tracing::warn!(error = %e, "fsync of the directory after a write failed");
-        }
-        if crate::audit::note::active() {
+        if audit {
             let change = crate::audit::Change {
                 path: self.given.clone(),
-                before,
-                after: Some(Version::of(bytes)),
+                before: before.or(kept_before),
+                after: Some(after.clone()),
             };
             crate::audit::note::changed(change, bytes.len() as u64);
         }
-        Ok(())
+        Ok(after)
+    }
+
+    /// Where the file is, as the undo journal names it.
+    pub fn loc(&self) -> crate::journal::record::Loc {
+        crate::journal::loc(&self.root, &self.parent_rel, &self.leaf)
     }
 
     fn create_temp(&self) -> Result<(String, cap_std::fs::File)> {
@@ -452,7 +494,7 @@ impl Dest {
         f: &mut cap_std::fs::File,
         bytes: &[u8],
         guard: &Guard,
-    ) -> Result<()> {
+    ) -> Result<Option<Kept>> {
         let given = self.given.as_str();
         f.write_all(bytes)
             .map_err(|e| Error::io("write", given, &e))?;
@@ -505,8 +547,14 @@ impl Dest {
     /// known to be in place. Elsewhere (a new file, or a filesystem without
     /// exchange) it is a plain rename, and an undo can only remove the new
     /// file.
-    fn put_in_place(&self, tmp: &str, ours: (u64, u64), guard: &Guard) -> Result<()> {
+    ///
+    /// With the undo journal, the old file (swapped out, reachable by no
+    /// name in the root) goes into the journal instead of being unlinked;
+    /// where there is no exchange, a copy of it is kept before the rename.
+    /// Returns what was kept (`None`: nothing was replaced).
+    fn put_in_place(&self, tmp: &str, ours: (u64, u64), guard: &Guard) -> Result<Option<Kept>> {
         let given = self.given.as_str();
+        let journal = crate::journal::active();
         let exchanged = self.existing.is_some()
             && match renameat_with(
                 &self.parent,
@@ -527,7 +575,7 @@ impl Dest {
                 Err(Errno::NOENT | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => false,
                 Err(e) => return Err(Error::io("rename", given, &e.into())),
             };
-        if exchanged {
+        let copied = if exchanged {
             // A rename would refuse to replace a directory; so does this.
             let swapped_out = rustix::fs::statat(&self.parent, tmp, AtFlags::SYMLINK_NOFOLLOW);
             let is_dir = swapped_out
@@ -565,12 +613,24 @@ impl Dest {
                     });
                 }
             }
+            None
         } else {
+            // No exchange here: a copy of the old file is kept first.
+            let copied = match (journal, self.existing.is_some()) {
+                (Some(j), true) => match j.keep_copy(&self.parent, &self.leaf) {
+                    Ok(k) => Some(k),
+                    // Gone meanwhile: nothing is replaced.
+                    Err(_) if self.parent.symlink_metadata(&self.leaf).is_err() => None,
+                    Err(e) => return Err(e),
+                },
+                _ => None,
+            };
             self.parent
                 .rename(tmp, &self.parent, &self.leaf)
                 .map_err(|e| Error::io("rename", given, &e))?;
-        }
-        if !still_reached(&self.root, &self.parent_rel, &self.parent) {
+            copied
+        };
+        if !still_reached(&self.root.dir, &self.parent_rel, &self.parent) {
             // Moved out between the check and the rename: undo it there.
             if exchanged {
                 self.swap_back(tmp); // the caller removes the temp name
@@ -584,10 +644,27 @@ impl Dest {
                 path: given.to_owned(),
             });
         }
-        if exchanged && let Err(e) = rustix::fs::unlinkat(&self.parent, tmp, AtFlags::empty()) {
+        if !exchanged {
+            return Ok(copied);
+        }
+        if let Some(j) = journal {
+            let known = match guard {
+                Guard::Content { version, .. } => Some(version),
+                _ => None,
+            };
+            return match j.keep_swapped(&self.parent, tmp, known) {
+                Ok(kept) => Ok(Some(kept)),
+                Err(e) => {
+                    // Not kept, so not replaced: the old file goes back.
+                    self.swap_back(tmp);
+                    Err(e)
+                }
+            };
+        }
+        if let Err(e) = rustix::fs::unlinkat(&self.parent, tmp, AtFlags::empty()) {
             tracing::warn!(error = %e, "cannot remove the replaced file's old inode");
         }
-        Ok(())
+        Ok(Some(Kept::default()))
     }
 
     fn swap_back(&self, tmp: &str) {
@@ -609,7 +686,7 @@ impl Dest {
     /// resolve beneath the root reaches (it was moved, out of the root or
     /// elsewhere, or replaced).
     fn check_parent(&self) -> Result<()> {
-        if still_reached(&self.root, &self.parent_rel, &self.parent) {
+        if still_reached(&self.root.dir, &self.parent_rel, &self.parent) {
             Ok(())
         } else {
             Err(Error::DirectoryMoved {
@@ -818,7 +895,7 @@ impl Dest {
         match parent.symlink_metadata(&leaf) {
             Ok(_) => Err(exists()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Dest {
-                root: t.root.dir.clone(),
+                root: t.root.clone(),
                 parent_rel,
                 parent,
                 leaf,
@@ -863,8 +940,33 @@ impl Dest {
             let _ = self.parent.remove_file(&tmp);
             return result;
         }
-        if let Err(e) = sync_dir(&self.parent) {
+        // For the undo journal and the audit record: the new file's version.
+        let journal = crate::journal::active();
+        // With the journal, the rename is made durable with its record.
+        if journal.is_none()
+            && let Err(e) = sync_dir(&self.parent)
+        {
             tracing::warn!(error = %e, "fsync of the directory after a create failed");
+        }
+        if journal.is_some() || crate::audit::note::active() {
+            let (after, len) = match file::version_in(
+                &self.parent,
+                &self.leaf,
+                &self.given,
+                crate::limits::MAX_READ_BYTES,
+            ) {
+                Ok((v, md)) => (v, md.len()),
+                Err(_) => (None, 0),
+            };
+            if let Some(j) = journal {
+                j.record_create(self.loc(), after.as_ref(), &self.parent)?;
+            }
+            let change = crate::audit::Change {
+                path: self.given.clone(),
+                before: None,
+                after,
+            };
+            crate::audit::note::changed(change, len);
         }
         Ok(())
     }
@@ -897,7 +999,7 @@ impl Dest {
             }
             Err(e) => return Err(Error::io("rename", given, &e.into())),
         }
-        if !still_reached(&self.root, &self.parent_rel, &self.parent) {
+        if !still_reached(&self.root.dir, &self.parent_rel, &self.parent) {
             if let Ok(st) = rustix::fs::statat(&self.parent, leaf, AtFlags::SYMLINK_NOFOLLOW)
                 && crate::fs::sys::dev_ino(&st) == ours
             {
@@ -941,10 +1043,28 @@ impl Dest {
         Ok(Some((fd, u64::try_from(st.st_size).unwrap_or(0))))
     }
 
+    /// Whether the file opened by [`Dest::open_in_place`] is still exactly
+    /// as [`Dest::check`] hashed it (identity, size, modification and change
+    /// times): a writer in place (`append_file` with `ifMatch`) cannot swap
+    /// the old file out to hash it again, so it compares the open handle
+    /// with the state the check saw.
+    pub fn still_as_checked(&self, fd: &OwnedFd) -> bool {
+        let (Some(old), Ok(st)) = (self.existing, rustix::fs::fstat(fd)) else {
+            return false;
+        };
+        #[allow(clippy::unnecessary_cast)] // not unnecessary on every platform
+        let now = (
+            u64::try_from(st.st_size).unwrap_or(u64::MAX),
+            (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            (st.st_ctime as i64, st.st_ctime_nsec as i64),
+        );
+        crate::fs::sys::dev_ino(&st) == (old.dev, old.ino) && now == (old.len, old.mtime, old.ctime)
+    }
+
     /// Whether the directory is still where the root leads (after a write
     /// in place, to undo one that landed in a directory moved out).
     pub fn still_in_root(&self) -> bool {
-        still_reached(&self.root, &self.parent_rel, &self.parent)
+        still_reached(&self.root.dir, &self.parent_rel, &self.parent)
     }
 
     /// The path as the client gave it.
@@ -955,7 +1075,7 @@ impl Dest {
 
 /// Locates `t` and replaces its content with `bytes` (`write_file`).
 pub fn write(t: &Target, bytes: &[u8]) -> Result<()> {
-    Dest::locate(t)?.replace(bytes, Guard::None)
+    Dest::locate(t)?.replace(bytes, Guard::None).map(drop)
 }
 
 /// Locates `t` and replaces its content with `bytes` if `cond` holds
@@ -973,8 +1093,7 @@ pub fn write_if(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<Versio
         },
         None => Guard::None,
     };
-    dest.replace(bytes, guard)?;
-    Ok(Version::of(bytes))
+    dest.replace(bytes, guard)
 }
 
 /// The parent's relative path and the plain final name of `t`; a path that

@@ -15,6 +15,13 @@
 //! (some older kernels across filesystems) a 64 KiB buffer carries them.
 //! The copy checks for cancellation between chunks.
 //!
+//! `ifMatch` names the source's version (as for `move_file`): the source
+//! is hashed on the handle the bytes are read from, before the copy and
+//! again after it, so the copy holds exactly that version or is not made.
+//! It never protects a destination: a copy never replaces one (an
+//! existing name, even a dangling link, is refused whatever `ifMatch`
+//! says).
+//!
 //! May touch: what [`Dest`] opens beneath a root, and the source, opened
 //! beneath its root.
 
@@ -28,15 +35,34 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::fs::atomic::Dest;
 use crate::fs::file::kind_name;
+use crate::fs::ifmatch::{self, Condition};
 use crate::fs::scope::Target;
+use crate::fs::version;
 
 /// Bytes of the buffer that carries a copy the kernel cannot do itself.
 const BUFFER_BYTES: usize = 64 * 1024;
 
-/// Copies the regular file `src` to the new file `dst`.
-pub fn copy(src: &Target, dst: &Target, cancel: &CancellationToken) -> Result<()> {
+/// Copies the regular file `src` to the new file `dst`. With `ifMatch`
+/// (`cond`) the source must be at that version: hashed on the opened
+/// handle before the copy and again once the bytes are in the temp file
+/// (before it gets its name), so the new file holds exactly the version
+/// named, or nothing is created.
+pub fn copy(
+    src: &Target,
+    dst: &Target,
+    cond: &Condition<'_>,
+    cancel: &CancellationToken,
+) -> Result<()> {
     let (from, to) = (src.given.as_str(), dst.given.as_str());
     let (file, md) = open_source(src, to)?;
+    let source_version = || version::of_file(&file, cond.limit, from);
+    let checked = match cond.if_match {
+        Some(want) => match source_version()? {
+            Some(v) if v.matches(want) => Some(v),
+            v => return Err(cond.mismatch(from, ifmatch::now_is(v.as_ref()))),
+        },
+        None => None,
+    };
     let dest = Dest::locate_new(dst)?;
     let os = |op: &'static str, e: std::io::Error| Error::io2(op, from, to, to, &e);
     dest.create_new(|out| {
@@ -56,7 +82,15 @@ pub fn copy(src: &Target, dst: &Target, cancel: &CancellationToken) -> Result<()
                 tv_nsec: md.mtime_nsec() as _,
             },
         };
-        rustix::fs::futimens(&*out, &times).map_err(|e| os("utime", e.into()))
+        rustix::fs::futimens(&*out, &times).map_err(|e| os("utime", e.into()))?;
+        // The source, changed in place while it was copied, is refused.
+        if let Some(v) = &checked {
+            let now = source_version()?;
+            if now.as_ref() != Some(v) {
+                return Err(cond.mismatch(from, ifmatch::now_is(now.as_ref())));
+            }
+        }
+        Ok(())
     })
 }
 

@@ -89,6 +89,12 @@ pub struct Origin {
 }
 
 impl Origin {
+    /// The operator's path, as made absolute at startup (where the undo
+    /// journal says a changed file lives).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Whether the operator's path still names the directory opened at
     /// startup (same device and inode). Once it does not, it never does
     /// again in this process: the root stays refused, the operator restarts
@@ -203,6 +209,28 @@ pub fn open(given: &Path) -> Result<Root, RootError> {
 fn strip_trailing_slashes(s: &str) -> &str {
     let t = s.trim_end_matches('/');
     if t.is_empty() { "/" } else { t }
+}
+
+/// Opens a directory the operator named for tuls's own records (the undo
+/// journal, `--journal`), creating it (mode 0700) when missing; or, for
+/// `tuls journal`, the journal to read and the roots it names.
+///
+/// # Ambient Authority
+///
+/// Resolves a host path the operator named, at startup (before Landlock)
+/// or in the `tuls journal` command; follows symlinks, as opening a root
+/// does (the caller checks, by device and inode, where it landed).
+#[allow(clippy::disallowed_methods)] // startup only, by design
+pub fn open_operator_dir(given: &Path, create: bool) -> Result<Dir, String> {
+    let shown = given.display();
+    if create {
+        match rustix::fs::mkdir(given, rustix::fs::Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(format!("cannot create '{shown}': {e}")),
+        }
+    }
+    Dir::open_ambient_dir(given, cap_std::ambient_authority())
+        .map_err(|e| format!("cannot open '{shown}': {e}"))
 }
 
 /// Reads an operator's configuration file (`--rules`), whole, at startup.

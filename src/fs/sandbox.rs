@@ -58,14 +58,24 @@ impl std::fmt::Display for Status {
 
 /// Landlock exists only on Linux.
 #[cfg(not(target_os = "linux"))]
-pub fn restrict(_roots: &[&Root], _read_only: bool) -> Result<Status, String> {
+pub fn restrict(
+    _roots: &[&Root],
+    _read_only: bool,
+    _journal: Option<&cap_std::fs::Dir>,
+) -> Result<Status, String> {
     Ok(Status::Unsupported)
 }
 
 /// Restricts the calling thread (and every thread it starts later) to the
-/// roots. `read_only` grants only read access beneath them.
+/// roots. `read_only` grants only read access beneath them. The undo
+/// journal's directory, when there is one, gets its own rule (full access:
+/// the writer renames old files into it).
 #[cfg(target_os = "linux")]
-pub fn restrict(roots: &[&Root], read_only: bool) -> Result<Status, String> {
+pub fn restrict(
+    roots: &[&Root],
+    read_only: bool,
+    journal: Option<&cap_std::fs::Dir>,
+) -> Result<Status, String> {
     let abi = ABI::V6;
     let all = AccessFs::from_all(abi);
     let grant = if read_only {
@@ -82,6 +92,11 @@ pub fn restrict(roots: &[&Root], read_only: bool) -> Result<Status, String> {
     for root in roots {
         created = created
             .add_rule(PathBeneath::new(root.dir.as_ref(), grant))
+            .map_err(|e| e.to_string())?;
+    }
+    if let Some(dir) = journal.filter(|_| !read_only) {
+        created = created
+            .add_rule(PathBeneath::new(dir, all))
             .map_err(|e| e.to_string())?;
     }
     let status = created.restrict_self().map_err(|e| e.to_string())?;
@@ -126,7 +141,7 @@ mod tests {
     ) -> (Status, T) {
         let root = crate::fs::roots::open(root).expect("open root");
         std::thread::spawn(move || {
-            let status = restrict(&[&root], read_only).expect("restrict");
+            let status = restrict(&[&root], read_only, None).expect("restrict");
             (status, f())
         })
         .join()

@@ -62,6 +62,17 @@ impl Version {
         Version(s)
     }
 
+    /// The version a token names, when it is one (`b3:` and 40 lowercase
+    /// hex digits): for the undo journal, which stores tokens.
+    pub fn from_token(token: &str) -> Option<Version> {
+        let hex = token.strip_prefix(PREFIX)?;
+        let ok = hex.len() == 2 * TOKEN_BYTES
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        ok.then(|| Version(token.to_owned()))
+    }
+
     /// The token as it is written in replies and compared with `ifMatch`.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -292,6 +292,12 @@ impl Server {
                 budget.take(),
             );
         }
+        if mutation && let Some(why) = crate::journal::active().and_then(|j| j.refusal()) {
+            return (
+                reply::tool_result(Err(Error::JournalUnavailable { why })),
+                budget.take(),
+            );
+        }
         let given = audit.map(|_| path_args(&args));
         let run = std::panic::AssertUnwindSafe(|| {
             crate::memory::with_grant(budget.clone(), || match audit {

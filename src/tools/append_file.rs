@@ -7,13 +7,14 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::append;
+use crate::fs::ifmatch::Condition;
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
     name: NAME,
     capability: Capability::Write,
     title: "Append File",
-    description: "Append content to the end of a file, exactly as given (no newline is added); creates the file if it does not exist. The file keeps its permissions and identity.",
+    description: "Append content to the end of a file, exactly as given (no newline added); creates a missing file. The file keeps its permissions and identity.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
     output: OutputKind::Text,
@@ -31,11 +32,23 @@ pub struct Params {
     pub path: String,
     /// The content to add at the end.
     pub content: String,
+    /// Refuse unless the file is at this version.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub if_match: Option<String>,
 }
 
 /// Appends through the core.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
-    append::append(&t, p.content.as_bytes())?;
+    let cond = Condition {
+        if_match: p.if_match.as_deref(),
+        // An append replaces no content: --require-if-match leaves it be.
+        require: false,
+        limit: ctx.limits.max_read_bytes,
+        op: "append to",
+        tool: NAME,
+    };
+    append::append(&t, p.content.as_bytes(), &cond)?;
     Ok(Output::Text(format!("Successfully appended to {}", p.path)))
 }

@@ -7,13 +7,14 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::copy;
+use crate::fs::ifmatch::Condition;
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
     name: NAME,
     capability: Capability::Write,
     title: "Copy File",
-    description: "Copy a file to a new path, keeping its permissions and modification time. Fails if the destination exists; directories and special files cannot be copied.",
+    description: "Copy a regular file to a new path, keeping its mode and mtime; fails if the destination exists.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
     output: OutputKind::Text,
@@ -31,6 +32,10 @@ pub struct Params {
     pub source: String,
     /// The new file's path, which must not exist yet.
     pub destination: String,
+    /// Refuse unless the source is at this version.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub if_match: Option<String>,
 }
 
 /// Copies through the core.
@@ -39,7 +44,15 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     // The destination is a name to create: a final symlink there is kept
     // as the link (it exists), never followed.
     let d = ctx.scope.resolve_link(&p.destination)?;
-    copy::copy(&s, &d, &ctx.cancel)?;
+    let cond = Condition {
+        if_match: p.if_match.as_deref(),
+        // A copy replaces nothing: its destination must not exist.
+        require: false,
+        limit: ctx.limits.max_read_bytes,
+        op: "copy",
+        tool: NAME,
+    };
+    copy::copy(&s, &d, &cond, &ctx.cancel)?;
     Ok(Output::Text(format!(
         "Successfully copied {} to {}",
         p.source, p.destination

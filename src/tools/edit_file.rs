@@ -125,8 +125,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             limit: ctx.limits.max_read_bytes,
             named: p.if_match.is_some(),
         };
-        dest.replace(new.as_bytes(), guard)?;
-        after = Version::of(new.as_bytes());
+        after = dest.replace(new.as_bytes(), guard)?;
     }
     let text = cut_diff(&ctx.reply_budget(), diff, p.dry_run);
     Ok(Output::Text(text).with_version(Some(&after)))

@@ -8,7 +8,9 @@
 //! reference moves the target). Moving between two roots works when they are
 //! on one filesystem. With `ifMatch` the source must be a regular file at
 //! that version (checked under the writer's lock, and again after the
-//! rename, which is undone if an outside writer changed the file).
+//! rename, which is undone if an outside writer changed the file). With
+//! the undo journal, the move is recorded (both places, the file's version
+//! or a directory's device and inode) before the reply.
 
 use rmcp::schemars::{self, JsonSchema};
 use rustix::fs::{AtFlags, RenameFlags};
@@ -112,7 +114,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     // For the audit record: the version of the file moved.
     let moved = match &checked {
         Some(v) => Some(v.clone()),
-        None if crate::audit::note::active() => {
+        None if crate::audit::note::active() || crate::journal::active().is_some() => {
             crate::fs::file::version_in(&sdir, &sl, from, ctx.limits.max_read_bytes)
                 .ok()
                 .and_then(|(v, _)| v)
@@ -122,6 +124,16 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     rename(&sdir, &sl, &ddir, &dl, from, to)?;
     if let Some(v) = checked {
         ifmatch::verify_moved(&v, (&ddir, &dl), (&sdir, &sl), from, &cond)?;
+    }
+    if let Some(j) = crate::journal::active() {
+        let id = rustix::fs::statat(&ddir, dl.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .map(|st| crate::fs::sys::dev_ino(&st));
+        let (at_from, at_to) = (
+            crate::journal::loc(&s.root, &sp, &sl),
+            crate::journal::loc(&d.root, &dp, &dl),
+        );
+        j.record_move(at_from, at_to, moved.as_ref(), id)?;
     }
     for (path, before, after) in [(from, moved.clone(), None), (to, None, moved)] {
         let change = crate::audit::Change {

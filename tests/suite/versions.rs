@@ -156,6 +156,73 @@ fn a_stale_write_is_refused_and_the_outside_edit_stays_on_disk() {
 }
 
 #[test]
+fn a_stale_append_or_copy_is_refused_and_a_matching_one_goes_through() {
+    let env = TestEnv::new();
+    let f = env.write("log.txt", "one\n");
+    let server = Server::start(&args![env.root()]);
+    let p = env.path_str("log.txt");
+    let copy = env.path_str("copy.txt");
+    let read = version(&server.call("read_text_file", json!({"path": p}))).expect("version");
+    std::fs::write(&f, "someone else's\n").expect("outside edit");
+    let now = disk_version(&f);
+
+    let r = server.call(
+        "append_file",
+        json!({"path": p, "content": "two\n", "ifMatch": read}),
+    );
+    r.assert_error_contains("Refusing to append to");
+    r.assert_error_contains(&format!("its current version is {now}"));
+    assert_eq!(env.read_string("log.txt"), "someone else's\n");
+
+    let r = server.call(
+        "copy_file",
+        json!({"source": p, "destination": copy, "ifMatch": read}),
+    );
+    r.assert_error_contains("Refusing to copy");
+    r.assert_error_contains(&format!("its current version is {now}"));
+    assert!(!env.exists("copy.txt"));
+    assert_eq!(env.read_string("log.txt"), "someone else's\n");
+
+    // ifMatch names a file that must exist: a missing one is not created.
+    let r = server.call(
+        "append_file",
+        json!({"path": env.path_str("new.txt"), "content": "x", "ifMatch": now}),
+    );
+    r.assert_error_contains("it does not exist");
+    assert!(!env.exists("new.txt"));
+
+    // The current version: both go through.
+    server
+        .call(
+            "copy_file",
+            json!({"source": p, "destination": copy, "ifMatch": now}),
+        )
+        .assert_ok();
+    assert_eq!(env.read_string("copy.txt"), "someone else's\n");
+    let r = server.call(
+        "append_file",
+        json!({"path": p, "content": "two\n", "ifMatch": now}),
+    );
+    r.assert_ok();
+    assert_eq!(r.text, format!("Successfully appended to {p}"));
+    assert_eq!(env.read_string("log.txt"), "someone else's\ntwo\n");
+    // The version appended to is gone: a second append with it is refused.
+    let r = server.call(
+        "append_file",
+        json!({"path": p, "content": "three\n", "ifMatch": now}),
+    );
+    r.assert_error_contains(&format!("its current version is {}", disk_version(&f)));
+    assert_eq!(env.read_string("log.txt"), "someone else's\ntwo\n");
+    // A copy never replaces its destination, whatever ifMatch says.
+    let r = server.call(
+        "copy_file",
+        json!({"source": p, "destination": copy, "ifMatch": disk_version(&f)}),
+    );
+    r.assert_error();
+    assert_eq!(env.read_string("copy.txt"), "someone else's\n");
+}
+
+#[test]
 fn matching_versions_let_edits_and_moves_through_and_chain() {
     let env = TestEnv::new();
     env.write("a.txt", "alpha\n");
@@ -275,6 +342,42 @@ fn racing_edits_with_the_same_version_never_both_win() {
 }
 
 #[test]
+fn racing_appends_with_the_same_version_never_both_win() {
+    let env = TestEnv::new();
+    let server = Server::start(&args![env.root()]);
+    let p = env.path_str("log.txt");
+    for round in 0..5 {
+        env.write("log.txt", format!("base {round}\n"));
+        let v = version(&server.call("get_file_info", json!({"path": p}))).expect("version");
+        let results: Vec<(usize, bool)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..6)
+                .map(|i| {
+                    let (server, p, v) = (&server, &p, &v);
+                    s.spawn(move || {
+                        let line = format!("line by {i}\n");
+                        let r = server.call(
+                            "append_file",
+                            json!({"path": p, "ifMatch": v, "content": line}),
+                        );
+                        (i, !r.is_error)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("join"))
+                .collect()
+        });
+        let winners: Vec<usize> = results.iter().filter(|r| r.1).map(|r| r.0).collect();
+        assert_eq!(winners.len(), 1, "round {round}: {results:?}");
+        assert_eq!(
+            env.read_string("log.txt"),
+            format!("base {round}\nline by {}\n", winners[0])
+        );
+    }
+}
+
+#[test]
 fn require_if_match_refuses_unchecked_overwrites_and_teaches_the_flow() {
     let env = TestEnv::new();
     env.write("keep.txt", "kept\n");
@@ -356,7 +459,13 @@ fn tools_list_declares_versions_and_if_match() {
     }
     let out = &tool("read_multiple_files")["outputSchema"];
     assert_eq!(out["properties"]["versions"]["type"], "array");
-    for n in ["write_file", "edit_file", "move_file"] {
+    for n in [
+        "write_file",
+        "edit_file",
+        "move_file",
+        "append_file",
+        "copy_file",
+    ] {
         let input = &tool(n)["inputSchema"];
         assert_eq!(input["properties"]["ifMatch"]["type"], "string", "{n}");
         assert!(

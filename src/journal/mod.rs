@@ -1,0 +1,364 @@
+//! The undo journal (`--journal DIR`): what every change replaced, kept
+//! where the agent cannot reach it, so that `tuls journal revert` can put a
+//! session's changes back.
+//!
+//! Owns: opening the journal at startup (before Landlock; it must lie
+//! outside every root and contain none, checked by device and inode of
+//! every directory from it up to `/`), the session's records in
+//! `journal.jsonl` (one JSON line per change, appended with one `write`,
+//! `fdatasync`ed before the change is acknowledged), and the hooks the
+//! writers call: [`Journal::keep_swapped`] / [`Journal::keep_copy`] before
+//! old bytes go away (the pre-image store, [`store`]), and the `record_*`
+//! calls after a change is in place. The command-line side (`tuls journal
+//! list`, `revert`) is in [`revert`]; the record format in [`record`].
+//!
+//! The journal is process configuration, set once at startup before any
+//! thread runs ([`install`]); the writers ask [`active`] for it, as they
+//! ask [`crate::audit::note`] whether a record is being made.
+//!
+//! Fail closed: if a pre-image cannot be kept the change is not made; if a
+//! record cannot be written the change is answered as made-but-unrecorded,
+//! and every later change is refused (reads go on), as for the audit log.
+//!
+//! May touch: the journal directory handle opened at startup, and the
+//! directories writers hand in (opened beneath a root), by single names.
+
+pub mod record;
+pub mod revert;
+pub mod store;
+
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
+
+use crate::error::{Error, Result};
+use crate::fs::roots::Root;
+use crate::fs::version::Version;
+use record::{Change, Loc, Op, Record};
+use store::{Kept, Store};
+
+/// The log's name in the journal directory.
+pub const LOG: &str = "journal.jsonl";
+
+/// The journal of this process, once [`install`]ed.
+static JOURNAL: OnceLock<Journal> = OnceLock::new();
+
+/// An open undo journal.
+#[derive(Debug)]
+pub struct Journal {
+    dir: Dir,
+    session: String,
+    inner: Mutex<Inner>,
+    broken: Mutex<Option<String>>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    log: File,
+    store: Store,
+    seq: u64,
+    started: bool,
+}
+
+/// Opens the journal directory `path` (created 0700 if missing) for the
+/// session `session`; a startup error (exit 2) if it lies inside a root,
+/// is reached through a symlink into one, or contains one.
+///
+/// # Ambient Authority
+///
+/// Opens the operator's path once, at startup, before Landlock (through
+/// [`crate::fs::roots::open_operator_dir`]).
+pub fn open(path: &Path, roots: &[Root], max: u64, session: String) -> Result<Journal, String> {
+    // Checked before it is created, so nothing lands in a root.
+    crate::audit::outside_roots(path, roots, "undo journal")?;
+    let dir = crate::fs::roots::open_operator_dir(path, true)
+        .map_err(|e| format!("undo journal: {e}"))?;
+    let shown = path.display();
+    let mine = crate::audit::ancestry(dup(&dir)?, "undo journal")?;
+    for root in roots {
+        let theirs = crate::audit::ancestry(dup(&root.dir)?, "undo journal")?;
+        if theirs.first().is_some_and(|id| mine.contains(id)) {
+            return Err(format!(
+                "the undo journal '{shown}' lies inside the allowed directory '{}', where the agent could change it; put it outside every DIR",
+                root.display
+            ));
+        }
+        if mine.first().is_some_and(|id| theirs.contains(id)) {
+            return Err(format!(
+                "the allowed directory '{}' lies inside the undo journal '{shown}'; put the journal outside every DIR",
+                root.display
+            ));
+        }
+    }
+    let mut opts = OpenOptions::new();
+    opts.append(true)
+        .create(true)
+        .mode(0o600)
+        .follow(FollowSymlinks::No);
+    let log = dir
+        .open_with(LOG, &opts)
+        .map_err(|e| format!("cannot open the undo journal's log in '{shown}': {e}"))?;
+    let store = Store::open(&dir, max)
+        .map_err(|e| format!("cannot open the undo journal's objects in '{shown}': {e}"))?;
+    Ok(Journal {
+        dir,
+        session,
+        inner: Mutex::new(Inner {
+            log,
+            store,
+            seq: 0,
+            started: false,
+        }),
+        broken: Mutex::new(None),
+    })
+}
+
+fn dup(dir: &Dir) -> Result<std::os::fd::OwnedFd, String> {
+    rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(|e| format!("cannot use a directory: {e}"))
+}
+
+/// Makes `journal` this process's journal (once, at startup).
+pub fn install(journal: Journal) -> &'static Journal {
+    JOURNAL.get_or_init(|| journal)
+}
+
+/// The journal, when `--journal` is in force.
+pub fn active() -> Option<&'static Journal> {
+    JOURNAL.get()
+}
+
+/// Where the file `leaf` in the directory `parent_rel` beneath `root` is,
+/// as the journal names it: the operator's `DIR` and the path beneath it.
+pub fn loc(root: &Root, parent_rel: &str, leaf: &str) -> Loc {
+    let mut local: Vec<&str> = parent_rel
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    local.push(leaf);
+    Loc {
+        root: root.origin.path().to_string_lossy().into_owned(),
+        path: root.rule_path(&local.join("/")),
+    }
+}
+
+impl Journal {
+    /// The journal directory (for its Landlock rule).
+    pub fn dir(&self) -> &Dir {
+        &self.dir
+    }
+
+    /// Why changes are refused, once the journal failed.
+    pub fn refusal(&self) -> Option<String> {
+        crate::sync::lock(&self.broken).clone()
+    }
+
+    fn fail(&self, why: String) -> String {
+        tracing::error!("{why}; changes are refused from now on");
+        let mut b = crate::sync::lock(&self.broken);
+        b.get_or_insert(why).clone()
+    }
+
+    /// Keeps the old file `tmp` in `parent` (swapped out by the writer) and
+    /// removes it there; on an error it is left for the caller to swap back.
+    pub fn keep_swapped(&self, parent: &Dir, tmp: &str, version: Option<&Version>) -> Result<Kept> {
+        let mut inner = crate::sync::lock(&self.inner);
+        inner
+            .store
+            .keep_swapped(parent, tmp, version)
+            .map_err(|e| self.unavailable(&e))
+    }
+
+    /// Keeps a copy of the file `leaf` in `parent`, before it is replaced by
+    /// a plain rename.
+    pub fn keep_copy(&self, parent: &Dir, leaf: &str) -> Result<Kept> {
+        let mut inner = crate::sync::lock(&self.inner);
+        inner
+            .store
+            .keep_copy(parent, leaf)
+            .map_err(|e| self.unavailable(&e))
+    }
+
+    fn unavailable(&self, e: &std::io::Error) -> Error {
+        Error::JournalUnavailable {
+            why: self.fail(format!(
+                "the undo journal cannot keep the old content ({e})"
+            )),
+        }
+    }
+
+    /// Records a replaced file; `parent`, the directory it is in, is synced
+    /// with the record.
+    pub fn record_replace(&self, at: Loc, kept: Kept, after: &Version, parent: &Dir) -> Result<()> {
+        let stored = kept.object.is_some();
+        let change = Change {
+            op: Op::Replace,
+            before: kept.before.as_ref().map(|v| v.as_str().to_owned()),
+            object: kept.object,
+            not_kept: kept.not_kept,
+            after: Some(after.as_str().to_owned()),
+            ..blank(at)
+        };
+        self.record(change, kept.evicted, stored, Some(parent))
+    }
+
+    /// Records a file created (it did not exist before); `parent` as for
+    /// [`Journal::record_replace`].
+    pub fn record_create(&self, at: Loc, after: Option<&Version>, parent: &Dir) -> Result<()> {
+        let change = Change {
+            op: Op::Create,
+            after: after.map(|v| v.as_str().to_owned()),
+            ..blank(at)
+        };
+        self.record(change, Vec::new(), false, Some(parent))
+    }
+
+    /// Records an append to an existing file of `size_before` bytes.
+    pub fn record_append(&self, at: Loc, size_before: u64, after: Option<&Version>) -> Result<()> {
+        let change = Change {
+            op: Op::Append,
+            size_before: Some(size_before),
+            after: after.map(|v| v.as_str().to_owned()),
+            ..blank(at)
+        };
+        self.record(change, Vec::new(), false, None)
+    }
+
+    /// Records a move of what is now at `to` (a file of version `after`,
+    /// or a directory; `id` is its device and inode).
+    pub fn record_move(
+        &self,
+        from: Loc,
+        to: Loc,
+        after: Option<&Version>,
+        id: Option<(u64, u64)>,
+    ) -> Result<()> {
+        let change = Change {
+            op: Op::Move,
+            from: Some(from),
+            after: after.map(|v| v.as_str().to_owned()),
+            id,
+            ..blank(to)
+        };
+        self.record(change, Vec::new(), false, None)
+    }
+
+    /// Appends the change (after the session's start, and the evictions it
+    /// caused) and makes it durable: the log's `fdatasync`, the sync of
+    /// `objects/` (when a pre-image was stored) and of the changed file's
+    /// directory (the writer's own rename) are issued at once, on as many
+    /// threads, so a filesystem with a journal (ext4, XFS) commits them
+    /// together instead of one after the other. A failed sync of the file's
+    /// directory is logged, as the writer does without a journal; any other
+    /// failure refuses later changes.
+    fn record(
+        &self,
+        mut change: Change,
+        evicted: Vec<String>,
+        stored: bool,
+        parent: Option<&Dir>,
+    ) -> Result<()> {
+        let mut inner = crate::sync::lock(&self.inner);
+        let mut lines = String::new();
+        if !inner.started {
+            push(
+                &mut lines,
+                &Record::Start {
+                    session: self.session.clone(),
+                    time: record::now(),
+                    pid: std::process::id(),
+                },
+            );
+        }
+        if !evicted.is_empty() {
+            push(
+                &mut lines,
+                &Record::Evicted {
+                    time: record::now(),
+                    objects: evicted,
+                },
+            );
+        }
+        inner.seq += 1;
+        change.seq = inner.seq;
+        change.session.clone_from(&self.session);
+        push(&mut lines, &Record::Change(Box::new(change)));
+        let inner = &mut *inner;
+        let objects = inner.store.dir();
+        let log = &inner.log;
+        let result = write_all(log, lines.as_bytes())
+            .map_err(std::io::Error::from)
+            .and_then(|()| {
+                std::thread::scope(|s| {
+                    let dir = parent.map(|d| s.spawn(move || sync_dir(d)));
+                    let obj = stored.then(|| s.spawn(move || sync_dir(objects)));
+                    let logged = crate::fs::sys::datasync(log).map_err(std::io::Error::from);
+                    let joined = |h: std::thread::ScopedJoinHandle<'_, std::io::Result<()>>| {
+                        h.join()
+                            .unwrap_or_else(|_| Err(std::io::Error::other("a sync panicked")))
+                    };
+                    if let Some(Err(e)) = dir.map(joined) {
+                        tracing::warn!(error = %e, "fsync of the directory after a write failed");
+                    }
+                    let stored = obj.map(joined).unwrap_or(Ok(()));
+                    logged.and(stored)
+                })
+            });
+        match result {
+            Ok(()) => {
+                inner.started = true;
+                Ok(())
+            }
+            Err(e) => Err(Error::JournalNotRecorded {
+                why: self.fail(format!("the undo journal cannot be written ({e})")),
+            }),
+        }
+    }
+}
+
+/// fsyncs a directory (cap-std holds them `O_PATH`, which `fsync` refuses,
+/// so `.` is opened beneath the handle).
+fn sync_dir(dir: &Dir) -> std::io::Result<()> {
+    let this = dir.open(".")?;
+    rustix::fs::fsync(&this).map_err(std::io::Error::from)
+}
+
+/// A change with only its place set.
+fn blank(at: Loc) -> Change {
+    Change {
+        session: String::new(),
+        seq: 0,
+        time: record::now(),
+        op: Op::Create,
+        at,
+        from: None,
+        before: None,
+        object: None,
+        not_kept: None,
+        size_before: None,
+        after: None,
+        id: None,
+    }
+}
+
+fn push(out: &mut String, rec: &Record) {
+    out.push_str(&serde_json::to_string(rec).unwrap_or_default());
+    out.push('\n');
+}
+
+/// Writes all of `bytes` (one `write` where the kernel takes it whole, as
+/// it does for a line this size: records of concurrent writers never
+/// interleave, since the log is opened `O_APPEND`).
+pub(crate) fn write_all(fd: &impl rustix::fd::AsFd, bytes: &[u8]) -> rustix::io::Result<()> {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match rustix::io::write(fd, rest) {
+            Ok(0) => return Err(rustix::io::Errno::NOSPC),
+            Ok(n) => rest = rest.get(n..).unwrap_or_default(),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
