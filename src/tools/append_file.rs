@@ -14,7 +14,7 @@ pub const TOOL: Tool = Tool {
     name: NAME,
     capability: Capability::Write,
     title: "Append File",
-    description: "Append content to the end of a file, exactly as given (no newline added); creates a missing file. The file keeps its permissions and identity.",
+    description: "Append content to a file exactly as given (no newline added), creating it if missing; keeps its permissions and identity.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
     output: OutputKind::Text,
