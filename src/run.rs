@@ -322,6 +322,15 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     eprintln!("tuls: roots: {}", root_list.join(", "));
     eprintln!("tuls: tools: {}", policy.enabled_tools().join(", "));
     eprintln!("tuls: landlock: {landlock}");
+    if opened
+        .first()
+        .is_some_and(|r| crate::fs::sys::openat2_unavailable(&r.dir))
+    {
+        eprintln!(
+            "tuls: openat2: unavailable here (a kernel before 5.6, an emulator or a seccomp filter); \
+             paths are resolved one component at a time with O_NOFOLLOW instead, with the same confinement"
+        );
+    }
     if std::io::stdin().is_terminal() {
         eprintln!(
             "tuls: this is an MCP server speaking JSON-RPC on stdin/stdout; it is waiting for a client.\n\

@@ -134,4 +134,32 @@ pub fn next_data(file: &cap_std::fs::File, from: u64) -> Data {
         let _ = (file, from);
         Data::Unknown
     }
+
+/// Whether the kernel cannot resolve paths beneath a directory itself:
+/// `openat2(RESOLVE_BENEATH)` on `dir` fails with `ENOSYS` (a kernel before
+/// 5.6, or an emulator without the call, such as Debian 12's qemu-user 7.2)
+/// or `EPERM` (a seccomp filter that refuses it). cap-std then walks each
+/// path one component at a time with `O_NOFOLLOW`, as the resolver's own
+/// walk does: the same confinement, with more system calls. Off Linux
+/// `openat2` does not exist and that walk is the design, so nothing is
+/// missing.
+#[cfg(target_os = "linux")]
+pub fn openat2_unavailable(dir: &cap_std::fs::Dir) -> bool {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    matches!(
+        rustix::fs::openat2(
+            dir,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+        ),
+        Err(Errno::NOSYS | Errno::PERM)
+    )
+}
+
+/// See the Linux version: off Linux there is no `openat2` to miss.
+#[cfg(not(target_os = "linux"))]
+pub fn openat2_unavailable(_dir: &cap_std::fs::Dir) -> bool {
+    false
 }

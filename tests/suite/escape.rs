@@ -49,7 +49,7 @@ fn set_mtime(path: &Path) {
 }
 
 /// Everything a reply must never contain.
-struct Forbidden(Vec<String>);
+pub(super) struct Forbidden(Vec<String>);
 
 impl Forbidden {
     /// Panics if `reply` (its text, or anywhere in its raw JSON) contains a
@@ -297,7 +297,7 @@ fn assert_root_views(
 }
 
 /// Runs the whole class check and the outside-unchanged check.
-fn escape_class(
+pub(super) fn escape_class(
     env: &TestEnv,
     forbidden: &Forbidden,
     extra: &[OsString],
@@ -324,14 +324,14 @@ fn escape_class(
     env.assert_canary_intact();
 }
 
-fn setup() -> (TestEnv, Forbidden) {
+pub(super) fn setup() -> (TestEnv, Forbidden) {
     let env = TestEnv::new();
     inside_fixture(&env);
     let forbidden = outside_fixture(&env);
     (env, forbidden)
 }
 
-fn base_str(env: &TestEnv) -> String {
+pub(super) fn base_str(env: &TestEnv) -> String {
     env.base().display().to_string()
 }
 

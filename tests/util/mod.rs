@@ -30,8 +30,8 @@
 #![allow(deprecated)] // roots are deprecated by SEP-2577 but are what these tests exercise
 
 use std::fmt::Write as _;
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 // `args!` comes before the modules so that they can use it too.
@@ -45,9 +45,23 @@ pub fn default_timeout() -> Duration {
     Duration::from_secs(secs)
 }
 
-/// Path of the binary under test.
+/// The variable that names another executable to test instead of the binary
+/// cargo built: CI's aarch64 step points it at a wrapper that runs the static
+/// aarch64 binary under qemu-user (`ci/aarch64.sh`).
+pub const BIN_VAR: &str = "TULS_TEST_BIN";
+
+/// Path of the binary under test: [`BIN_VAR`] when set, else cargo's `tuls`.
+/// A [`BIN_VAR`] that is not a file fails every test that starts the server.
 pub fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_tuls"))
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| match std::env::var_os(BIN_VAR) {
+        Some(p) if !p.is_empty() => {
+            let p = PathBuf::from(p);
+            assert!(p.is_file(), "{BIN_VAR}={} is not a file", p.display());
+            p
+        }
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_tuls")),
+    })
 }
 
 /// Build a `Vec<OsString>` from mixed argument types:

@@ -37,6 +37,9 @@ pub struct Options {
     pub current_dir: Option<PathBuf>,
     /// Startup and per-request timeout.
     pub timeout: Duration,
+    /// A command the binary runs under (e.g. `strace -e inject=...`): the
+    /// child is `wrapper... tuls filesystem args...`. Empty: the binary itself.
+    pub wrapper: Vec<OsString>,
 }
 
 impl Default for Options {
@@ -47,6 +50,7 @@ impl Default for Options {
             env: Vec::new(),
             current_dir: None,
             timeout: default_timeout(),
+            wrapper: Vec::new(),
         }
     }
 }
@@ -70,6 +74,10 @@ impl Options {
     }
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Options {
         self.current_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+    pub fn wrapper(mut self, argv: &[impl AsRef<OsStr>]) -> Options {
+        self.wrapper = argv.iter().map(|a| a.as_ref().to_os_string()).collect();
         self
     }
     pub fn timeout(mut self, t: Duration) -> Options {
@@ -155,7 +163,14 @@ impl Client {
     /// Spawn `tuls filesystem <args>` and complete the MCP handshake.
     /// On failure returns a message including the server's stderr.
     pub async fn start(args: &[impl AsRef<OsStr>], opts: Options) -> Result<Client, String> {
-        let mut cmd = tokio::process::Command::new(bin());
+        let mut cmd = match opts.wrapper.split_first() {
+            Some((first, rest)) => {
+                let mut cmd = tokio::process::Command::new(first);
+                cmd.args(rest).arg(bin());
+                cmd
+            }
+            None => tokio::process::Command::new(bin()),
+        };
         cmd.arg("filesystem")
             .args(args.iter().map(AsRef::as_ref))
             .env("NO_COLOR", "1")
