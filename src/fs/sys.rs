@@ -134,6 +134,7 @@ pub fn next_data(file: &cap_std::fs::File, from: u64) -> Data {
         let _ = (file, from);
         Data::Unknown
     }
+}
 
 /// Whether the kernel cannot resolve paths beneath a directory itself:
 /// `openat2(RESOLVE_BENEATH)` on `dir` fails with `ENOSYS` (a kernel before
