@@ -54,8 +54,13 @@ fn race(env: &TestEnv, server: &Server) -> (Vec<String>, usize, usize) {
                 }
             });
         }
-        for k in 0..400 {
-            if Instant::now() > deadline {
+        // At least 3 s, and until the race has had enough moves and
+        // writes to tell anything (a loaded machine is slower), at most 20 s.
+        let cap = Instant::now() + Duration::from_secs(20);
+        for k in 0..4000 {
+            let now = Instant::now();
+            let enough = k >= 50 && oks.load(Ordering::Relaxed) >= 5;
+            if (now > deadline && enough) || now > cap {
                 break;
             }
             // Short stays catch writes in flight; long ones let writes finish.
