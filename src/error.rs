@@ -286,7 +286,7 @@ pub enum Error {
     OutOfDescriptors,
     /// The client did not answer `roots/list` in time.
     #[error(
-        "Timed out after {secs}s waiting for the client's roots/list answer; no access until the client answers"
+        "Timed out after {secs}s waiting for the client's roots/list answer; no access until the client sends notifications/roots/list_changed and answers the roots/list request that follows (an answer after the timeout is not applied)"
     )]
     RootsTimeout {
         /// The wait in force (`--roots-timeout-secs`).

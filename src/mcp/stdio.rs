@@ -578,6 +578,14 @@ impl Reader {
                             if let JsonRpcMessage::Request(r) = &msg
                                 && matches!(r.request, ClientRequest::InitializeRequest(_))
                             {
+                                if self.started {
+                                    // One session, one negotiated version:
+                                    // rmcp would answer a second one with
+                                    // the first version yet keep the new
+                                    // one as the peer's.
+                                    self.refuse_second_initialize(r.id.clone());
+                                    continue;
+                                }
                                 self.started = true;
                             }
                             (self.observe)(&msg);
@@ -682,6 +690,18 @@ impl Reader {
         if let Some(tx) = self.replies.upgrade() {
             let _ = tx.blocking_send(Out::RawIdError(id, error));
         }
+    }
+
+    /// Refuses an `initialize` after the first: the session keeps the
+    /// version it negotiated.
+    fn refuse_second_initialize(&self, id: RequestId) {
+        tracing::warn!(%id, "refused a second initialize");
+        let error = ErrorData::new(
+            ErrorCode::INVALID_REQUEST,
+            "Invalid Request: this session is already initialized; a second initialize is refused (the session keeps the protocol version it negotiated). Start a new session to negotiate again",
+            None,
+        );
+        self.reply_error(Some(id), error);
     }
 
     /// Refuses a request read while every call slot is held and calls wait

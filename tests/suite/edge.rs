@@ -376,3 +376,28 @@ fn reads_waiting_for_the_whole_budget_do_not_starve_queued_calls() {
         }
     }
 }
+
+/// A second `initialize` asking for 2026-07-28 was answered with the first
+/// version, yet rmcp kept the new one as the peer's: replies then carried
+/// `resultType` and a legacy `ping` got -32601 (issue 20). Now a second
+/// `initialize` is refused, and the session goes on as negotiated.
+#[test]
+fn a_second_initialize_is_refused_and_the_session_keeps_its_version() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    let mut s = RawServer::start(&[env.root()]);
+    s.initialize("2025-11-25");
+    let r = s.request(
+        "initialize",
+        json!({"protocolVersion": "2026-07-28", "capabilities": {},
+            "clientInfo": {"name": "again", "version": "0"}}),
+    );
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    let msg = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("already initialized"), "{msg}");
+    let r = s.request("ping", json!({}));
+    assert_eq!(r["result"], json!({}), "{r}");
+    let r = s.call_tool("read_text_file", json!({"path": env.path_str("a.txt")}));
+    assert_eq!(r["result"]["content"][0]["text"], json!("alpha\n"), "{r}");
+    assert!(r["result"].get("resultType").is_none(), "{r}");
+}

@@ -450,3 +450,37 @@ fn replies_to_a_client_that_does_not_read_stay_within_the_budget() {
     let _ = stdout.read_to_end(&mut rest);
     let _ = child.wait();
 }
+
+/// A roots/list answer that comes after the timeout was ignored, and every
+/// later call said "no access until the client answers" though the client
+/// had answered (issue 20). The refusal now says what the client must send
+/// (`notifications/roots/list_changed`, then its answer), and doing that
+/// restores access.
+#[test]
+fn after_a_roots_timeout_the_refusal_says_how_to_recover_and_that_works() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    let (mut raw, first) = raw_with_roots(&env, &["--roots-timeout-secs", "1"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let read = |raw: &mut RawServer| {
+        raw_reply(&raw.call_tool("read_text_file", json!({"path": env.path_str("a.txt")})))
+    };
+    let r = read(&mut raw);
+    assert!(r.is_error, "{:?}", r.raw);
+    assert!(
+        r.text.contains("notifications/roots/list_changed"),
+        "{}",
+        r.text
+    );
+    // The late answer changes nothing, and the refusal still says so.
+    answer_roots(&mut raw, &first, &[file_uri(env.root())]);
+    let r = read(&mut raw);
+    assert!(r.is_error, "{:?}", r.raw);
+    assert!(r.text.contains("not applied"), "{}", r.text);
+    // Doing what it says restores access.
+    raw.notify("notifications/roots/list_changed", Value::Null);
+    let id = next_roots_request(&mut raw, Duration::from_secs(10)).expect("a new roots/list");
+    answer_roots(&mut raw, &id, &[file_uri(env.root())]);
+    let r = read(&mut raw);
+    assert_eq!(r.text, "alpha\n", "{:?}", r.raw);
+}
