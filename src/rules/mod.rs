@@ -352,7 +352,7 @@ impl Hide {
     pub fn hides(&self, rel: &str, is_dir: bool) -> bool {
         let quick = &self.rules.quick;
         let Some((dir, name)) = rel.rsplit_once('/') else {
-            if let Some(h) = quick.hides(&self.plan, rel, is_dir) {
+            if let Some(h) = quick.hides(&self.plan, self.rules.hide.globs.as_ref(), rel, is_dir) {
                 return h;
             }
             return self.full(rel, is_dir);
@@ -380,7 +380,8 @@ impl Hide {
                 full.push_str(dir);
                 *plan = Some(quick.plan(&full));
             }
-            plan.as_ref().and_then(|p| quick.hides(p, name, is_dir))
+            plan.as_ref()
+                .and_then(|p| quick.hides(p, self.rules.hide.globs.as_ref(), name, is_dir))
         });
         decided.unwrap_or_else(|| self.full(rel, is_dir))
     }
@@ -420,7 +421,11 @@ pub struct HideDir<'a> {
 impl HideDir<'_> {
     /// Whether the entry `name` of this directory is hidden.
     pub fn hides(&mut self, name: &str, is_dir: bool) -> bool {
-        if let Some(h) = self.rules.quick.hides(&self.plan, name, is_dir) {
+        if let Some(h) =
+            self.rules
+                .quick
+                .hides(&self.plan, self.rules.hide.globs.as_ref(), name, is_dir)
+        {
             return h;
         }
         self.buf.truncate(self.len);

@@ -16,11 +16,15 @@
 //! components are missing from the directory's path (an entry adds one
 //! component). When none can, the last rule matching the entry (the one
 //! that decides, `!` patterns included) is a name glob, so the name globs
-//! alone, in their order, matched against the bare name, decide exactly as
-//! the full set would, without building the entry's path. And a name that
-//! holds none of the literals the positive name globs need (`.pem`,
-//! `node_modules`) is not hidden without running any glob. Anything else is
-//! left to the full rule set ([`super::Rules::hides_entry`]).
+//! alone, in their order, decide exactly as the full set would. The hide
+//! globs are then matched against the bare name, without building the
+//! entry's path: a name glob matches a bare name as it matches a path
+//! ending in it, and a path glob can match a bare name only if every one of
+//! its literal components is that name, so an entry with that name takes
+//! the full check (as a rule lacking one component asks anyway). And a name
+//! that holds none of the literals the positive name globs need (`.pem`,
+//! `node_modules`) is not hidden without running any glob. Anything else
+//! is left to the full rule set ([`super::Rules::hides_entry`]).
 //!
 //! Where names fold case, a name or component that is not ASCII always
 //! takes the full check (Unicode case folding could match it to an ASCII
@@ -30,7 +34,7 @@
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
 use ignore::Match;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::gitignore::Gitignore;
 
 use super::Matcher;
 
@@ -39,8 +43,6 @@ use super::Matcher;
 pub(super) struct Quick {
     /// Some hide rule may match any path: every entry takes the full check.
     opaque: bool,
-    /// The name globs, in their order, matched against a bare name.
-    names: Option<Gitignore>,
     /// Whether some name glob hides (is not a `!` pattern).
     any_positive: bool,
     /// A literal that each positive name glob needs in the name; `None`
@@ -142,9 +144,6 @@ impl Quick {
             fold,
             ..Quick::default()
         };
-        let mut names = GitignoreBuilder::new(".");
-        names.case_insensitive(fold).ok();
-        let mut any_name = false;
         let mut needles: Option<Vec<String>> = Some(Vec::new());
         for m in hide {
             match m {
@@ -152,11 +151,6 @@ impl Quick {
                     Shape::Opaque => q.opaque = true,
                     Shape::Path(comps) => q.paths.push(comps),
                     Shape::Name { positive, needle } => {
-                        if names.add_line(None, g).is_err() {
-                            q.opaque = true;
-                            continue;
-                        }
-                        any_name = true;
                         if positive {
                             q.any_positive = true;
                             match (needle, needles.as_mut()) {
@@ -180,12 +174,6 @@ impl Quick {
                     }
                 }
                 Matcher::Regex(_) | Matcher::Contains(_) | Matcher::All => q.opaque = true,
-            }
-        }
-        if any_name {
-            match names.build() {
-                Ok(g) => q.names = Some(g),
-                Err(_) => q.opaque = true,
             }
         }
         if q.any_positive
@@ -235,7 +223,14 @@ impl Quick {
 
     /// Whether the entry `name` of a directory with `plan` is hidden, when
     /// that can be told from the name: `None` leaves it to the full set.
-    pub(super) fn hides(&self, plan: &Plan, name: &str, is_dir: bool) -> Option<bool> {
+    /// `globs` are the hide globs, all of them, in their order.
+    pub(super) fn hides(
+        &self,
+        plan: &Plan,
+        globs: Option<&Gitignore>,
+        name: &str,
+        is_dir: bool,
+    ) -> Option<bool> {
         let Plan::Names(wanted) = plan else {
             return None;
         };
@@ -253,7 +248,7 @@ impl Quick {
         {
             return Some(false);
         }
-        let g = self.names.as_ref()?;
+        let g = globs?;
         Some(matches!(g.matched(name, is_dir), Match::Ignore(_)))
     }
 }
