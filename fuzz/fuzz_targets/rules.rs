@@ -15,7 +15,9 @@
 //! - a path that passes through a hidden one is unusable (no metadata);
 //! - a read-only one refuses writes ([`Target::check_write`]);
 //! - an existing path no rule touches is usable and writable (nothing is
-//!   hidden or protected by mistake).
+//!   hidden or protected by mistake);
+//! - the walks' quick look at the canonical path's last name (`Hide`)
+//!   says what the full rule set says.
 
 #![no_main]
 
@@ -25,7 +27,7 @@ use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use tuls::fs::scope::{Scope, Target};
-use tuls::rules::{Effect, Matcher, Rule, Rules};
+use tuls::rules::{Effect, Hide, Matcher, Rule, Rules};
 
 /// The pattern vocabulary (`.gitignore` syntax), in shapes the oracle's
 /// matcher knows.
@@ -287,6 +289,24 @@ fn check(fx: &Fx, hide: u8, ro: u8, segs: &[&str]) {
             let Ok(t) = got else {
                 panic!("{path:?} (canonical {canon:?}) was refused");
             };
+            // The walks' quick look at an entry agrees with the full set.
+            if let Some((parent, name)) = canon.rsplit_once('/').or(Some(("", canon.as_str())))
+                && !name.is_empty()
+            {
+                let rules = &t.root.rules;
+                for is_dir in [false, true] {
+                    let want = rules.hides_entry(&canon, is_dir);
+                    if let Some(h) = Hide::new(rules, parent.to_owned()) {
+                        assert_eq!(h.hides(name, is_dir), want, "{canon:?} quick look");
+                        assert_eq!(h.in_dir("").hides(name, is_dir), want, "{canon:?} in_dir");
+                    }
+                    if let Some((top, rest)) = canon.split_once('/')
+                        && let Some(h) = Hide::new(rules, top.to_owned())
+                    {
+                        assert_eq!(h.hides(rest, is_dir), want, "{canon:?} from {top:?}");
+                    }
+                }
+            }
             if hidden {
                 assert!(!usable(&t), "{path:?} reaches hidden {canon:?}");
                 assert!(

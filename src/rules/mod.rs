@@ -18,10 +18,13 @@
 //! May touch: nothing (no I/O).
 
 pub mod config;
+mod quick;
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use regex_automata::meta::Regex;
+
+use quick::{Plan, Quick};
 
 /// What the rules make of a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -81,6 +84,8 @@ pub struct Rules {
     read_only_default: Set,
     exempt: Set,
     case_insensitive: bool,
+    /// The walks' first look at the hide rules.
+    quick: Quick,
 }
 
 /// The rules of one effect: one gitignore matcher for every glob, and the
@@ -157,7 +162,11 @@ impl Rules {
     /// Compiles `rules`. A glob that does not compile is an error naming the
     /// rule.
     pub fn new(rules: Vec<Rule>) -> Result<Self, String> {
-        let fold = FOLD_CASE;
+        Self::build(rules, FOLD_CASE)
+    }
+
+    /// [`Rules::new`], folding ASCII case in names or not.
+    fn build(rules: Vec<Rule>, fold: bool) -> Result<Self, String> {
         let mut out = Rules {
             case_insensitive: fold,
             ..Rules::default()
@@ -204,6 +213,13 @@ impl Rules {
             };
             set.globs = Some(g);
         }
+        out.quick = Quick::new(
+            rules
+                .iter()
+                .filter(|r| r.effect == Effect::Hidden)
+                .map(|r| &r.matcher),
+            fold,
+        );
         out.rules = rules;
         Ok(out)
     }
@@ -276,23 +292,35 @@ impl Rules {
 /// What a walk checks each entry against: a root's rules and the
 /// canonical path (beneath its operator root) of the directory the walk
 /// starts from. Only built when some rule may hide a path.
+///
+/// Most entries are decided by their name alone (see [`quick`]): each
+/// directory is planned once, and no entry's path is built unless a rule
+/// that needs its path could match it.
 #[derive(Debug, Clone)]
 pub struct Hide {
     rules: std::sync::Arc<Rules>,
     base: String,
+    /// The plan for the start directory's own entries.
+    plan: Plan,
+    /// Tells apart the walks sharing a thread's cache in [`Hide::hides`].
+    id: u64,
 }
 
 impl Hide {
     /// Rules checked beneath `base`, or `None` when they hide nothing.
     pub fn new(rules: &std::sync::Arc<Rules>, base: String) -> Option<Self> {
+        static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         rules.hides_any().then(|| Self {
             rules: rules.clone(),
+            plan: rules.quick.plan(&base),
             base,
+            id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
     /// A checker for the entries of the directory at `dir_rel` (relative to
-    /// the walk's start), which builds each entry's path in one buffer.
+    /// the walk's start), which builds an entry's path, when it must, in one
+    /// buffer.
     pub fn in_dir(&self, dir_rel: &str) -> HideDir<'_> {
         let mut buf = String::with_capacity(self.base.len() + dir_rel.len() + 64);
         buf.push_str(&self.base);
@@ -302,12 +330,18 @@ impl Hide {
             }
             buf.push_str(dir_rel);
         }
+        let plan = if dir_rel.is_empty() {
+            self.plan.clone()
+        } else {
+            self.rules.quick.plan(&buf)
+        };
         if !buf.is_empty() {
             buf.push('/');
         }
         let len = buf.len();
         HideDir {
             rules: &self.rules,
+            plan,
             buf,
             len,
         }
@@ -316,6 +350,44 @@ impl Hide {
     /// Whether the entry at `rel` (relative to the walk's start; its parent
     /// was not hidden) is hidden.
     pub fn hides(&self, rel: &str, is_dir: bool) -> bool {
+        let quick = &self.rules.quick;
+        let Some((dir, name)) = rel.rsplit_once('/') else {
+            if let Some(h) = quick.hides(&self.plan, self.rules.hide.globs.as_ref(), rel, is_dir) {
+                return h;
+            }
+            return self.full(rel, is_dir);
+        };
+        // The entries of a directory come one after another: the plan of
+        // the last directory is kept per thread.
+        thread_local! {
+            static LAST: std::cell::RefCell<(u64, String, Option<Plan>)> =
+                const { std::cell::RefCell::new((0, String::new(), None)) };
+        }
+        let decided = LAST.with(|last| {
+            let Ok(mut last) = last.try_borrow_mut() else {
+                return None;
+            };
+            let (id, at, plan) = &mut *last;
+            if *id != self.id || at != dir || plan.is_none() {
+                *id = self.id;
+                at.clear();
+                at.push_str(dir);
+                let mut full = String::with_capacity(self.base.len() + dir.len() + 1);
+                full.push_str(&self.base);
+                if !full.is_empty() {
+                    full.push('/');
+                }
+                full.push_str(dir);
+                *plan = Some(quick.plan(&full));
+            }
+            plan.as_ref()
+                .and_then(|p| quick.hides(p, self.rules.hide.globs.as_ref(), name, is_dir))
+        });
+        decided.unwrap_or_else(|| self.full(rel, is_dir))
+    }
+
+    /// The full check of the entry at `rel`.
+    fn full(&self, rel: &str, is_dir: bool) -> bool {
         if self.base.is_empty() {
             return self.rules.hides_entry(rel, is_dir);
         }
@@ -341,6 +413,7 @@ impl Hide {
 #[derive(Debug)]
 pub struct HideDir<'a> {
     rules: &'a Rules,
+    plan: Plan,
     buf: String,
     len: usize,
 }
@@ -348,6 +421,13 @@ pub struct HideDir<'a> {
 impl HideDir<'_> {
     /// Whether the entry `name` of this directory is hidden.
     pub fn hides(&mut self, name: &str, is_dir: bool) -> bool {
+        if let Some(h) =
+            self.rules
+                .quick
+                .hides(&self.plan, self.rules.hide.globs.as_ref(), name, is_dir)
+        {
+            return h;
+        }
         self.buf.truncate(self.len);
         self.buf.push_str(name);
         self.rules.hides_entry(&self.buf, is_dir)
@@ -395,6 +475,52 @@ mod tests {
         assert!(!r.hides_entry("x/y", false));
     }
 
+    /// Where the filesystem folds case (the portable backend, macOS),
+    /// `./.ENV` is the file `.env`: every rule matches without regard to
+    /// ASCII case, the walks' quick look too. Elsewhere case counts.
+    #[test]
+    fn folding_backends_match_names_without_case() {
+        let rules = || {
+            let mut file = rule(".ENV-exact", Effect::ReadOnly);
+            file.matcher = Matcher::Exact("Docs/Lock".to_owned());
+            vec![
+                rule(".env", Effect::Hidden),
+                rule("/Secrets/**", Effect::Hidden),
+                rule(".git", Effect::ReadOnly),
+                file,
+            ]
+        };
+        let fold = std::sync::Arc::new(Rules::build(rules(), true).unwrap());
+        let exact = std::sync::Arc::new(Rules::build(rules(), false).unwrap());
+        for (path, effect) in [
+            (".ENV", Effect::Hidden),
+            ("a/.Env", Effect::Hidden),
+            ("secrets/k", Effect::Hidden),
+            ("SECRETS/k", Effect::Hidden),
+            (".GIT/config", Effect::ReadOnly),
+            ("docs/lock", Effect::ReadOnly),
+        ] {
+            assert_eq!(fold.effect(path, Some(false)), effect, "{path}");
+            assert_eq!(exact.effect(path, Some(false)), Effect::None, "{path}");
+        }
+        let h = Hide::new(&fold, "a".to_owned()).unwrap();
+        assert!(h.hides(".ENV", false) && h.in_dir("").hides(".eNv", false));
+        assert!(
+            Hide::new(&fold, "SECRETS".to_owned())
+                .unwrap()
+                .hides("x", false)
+        );
+        assert!(
+            !Hide::new(&exact, "a".to_owned())
+                .unwrap()
+                .hides(".ENV", false)
+        );
+        assert_eq!(
+            FOLD_CASE,
+            cfg!(any(target_os = "macos", feature = "portable"))
+        );
+    }
+
     #[test]
     fn exemptions_lift_defaults_only() {
         let mut d = rule(".claude", Effect::ReadOnly);
@@ -411,5 +537,127 @@ mod tests {
             r.effect(".claude/commands/x", Some(false)),
             Effect::ReadOnly
         );
+    }
+
+    /// The walks' quick look decides exactly as the full rule set, on
+    /// random rule sets (name and path globs, `!`, classes, braces, exact
+    /// paths, regexes) and random paths, folding case or not.
+    #[test]
+    fn quick_look_agrees_with_the_full_set() {
+        const PATTERNS: &[&str] = &[
+            ".env",
+            ".env.*",
+            "!.env.example",
+            "*.pem",
+            "id_rsa*",
+            "node_modules",
+            "node_modules/",
+            "**/node_modules/**",
+            "/secrets",
+            "secrets/**",
+            "a/b",
+            "a/**/c",
+            "**/b/*.txt",
+            "!a/b",
+            "!b",
+            "*",
+            "!*.txt",
+            "x?z",
+            "{b,c}",
+            "*.[tT]xt",
+            "a/{b,c}",
+            "/a",
+            "b/",
+            "**/c",
+            "!**/c",
+            "C",
+            "a/B/**",
+            "ÉÉ",
+            "é/x",
+            "\\!a",
+            "a//b",
+            "./a",
+            "**",
+            "k*",
+            "!k1",
+            "/k/x",
+            "k/**",
+        ];
+        const NAMES: &[&str] = &[
+            "a",
+            "b",
+            "c",
+            "C",
+            "A",
+            ".env",
+            ".ENV",
+            ".env.example",
+            "k1",
+            "k2",
+            "key.pem",
+            "id_rsa.pub",
+            "node_modules",
+            "secrets",
+            "x.txt",
+            "x.TXT",
+            "xyz",
+            "ÉÉ",
+            "éé",
+            "é",
+            "x",
+            "\u{212a}1",
+            "\u{212a}",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut checked = 0;
+        for round in 0..400 {
+            let mut rules = Vec::new();
+            for _ in 0..1 + next(6) {
+                let mut r = rule(PATTERNS[next(PATTERNS.len())], Effect::Hidden);
+                match next(12) {
+                    0 => r.matcher = Matcher::Exact(["a/b", "secrets", "c"][next(3)].to_owned()),
+                    1 => {
+                        r.matcher = Matcher::Regex(Box::new(Regex::new("b/k").unwrap()));
+                    }
+                    _ => {}
+                }
+                rules.push(r);
+            }
+            let fold = round % 2 == 1;
+            let r = std::sync::Arc::new(Rules::build(rules.clone(), fold).unwrap());
+            for _ in 0..40 {
+                let depth = next(4);
+                let dir: Vec<&str> = (0..depth).map(|_| NAMES[next(NAMES.len())]).collect();
+                let (base, rel_dir) = dir.split_at(next(depth + 1));
+                let base = base.join("/");
+                let rel_dir = rel_dir.join("/");
+                let name = NAMES[next(NAMES.len())];
+                let is_dir = next(2) == 0;
+                let full: Vec<&str> = dir.iter().copied().chain([name]).collect();
+                let want = r.hides_entry(&full.join("/"), is_dir);
+                let h = Hide::new(&r, base.clone()).expect("hides");
+                let rel = if rel_dir.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{rel_dir}/{name}")
+                };
+                let shown = format!("{rules:?} fold={fold} base={base:?} rel={rel:?} dir={is_dir}");
+                assert_eq!(h.hides(&rel, is_dir), want, "Hide::hides {shown}");
+                assert_eq!(h.hides(&rel, is_dir), want, "Hide::hides again {shown}");
+                assert_eq!(
+                    h.in_dir(&rel_dir).hides(name, is_dir),
+                    want,
+                    "HideDir {shown}"
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 400 * 40);
     }
 }

@@ -217,6 +217,50 @@ fn cases() -> Vec<Case> {
             json!({"source": "docs", "destination": "docs2"}),
             Refused(MOVE_CHANGES),
         ),
+        Case("read_file", json!({"path": ".env"}), Missing),
+        Case("read_file", json!({"path": "a/../.env"}), Missing),
+        Case("read_file", json!({"path": "envlink"}), Missing),
+        Case("directory_tree", json!({"path": "seclink"}), Missing),
+        Case(
+            "search_file_contents",
+            json!({"path": "seclink", "pattern": "C"}),
+            Missing,
+        ),
+        Case(
+            "read_multiple_files",
+            json!({"paths": ["seclink/notes.txt", "a/../.env", "a/x.txt"]}),
+            Lists,
+        ),
+        Case(
+            "append_file",
+            json!({"path": ".env", "content": "x"}),
+            Refused("ENOENT"),
+        ),
+        Case(
+            "append_file",
+            json!({"path": "secrets/new.txt", "content": "x"}),
+            Refused("ENOENT"),
+        ),
+        Case(
+            "copy_file",
+            json!({"source": ".env", "destination": "a/env-copy"}),
+            Refused("ENOENT"),
+        ),
+        Case(
+            "copy_file",
+            json!({"source": "seclink/notes.txt", "destination": "a/n.txt"}),
+            Refused("ENOENT"),
+        ),
+        Case(
+            "copy_file",
+            json!({"source": "a/x.txt", "destination": "secrets/x.txt"}),
+            Refused("ENOENT"),
+        ),
+        Case(
+            "copy_file",
+            json!({"source": "a/x.txt", "destination": "a/new.pem"}),
+            Refused("ENOENT"),
+        ),
         // Read-only: readable and listable...
         Case("read_text_file", json!({"path": ".git/config"}), Ok),
         Case("read_text_file", json!({"path": "cfglink"}), Ok),
@@ -348,6 +392,46 @@ fn cases() -> Vec<Case> {
             json!({"source": "docs/locked", "destination": "a/locked"}),
             Refused(PROTECTED),
         ),
+        Case(
+            "append_file",
+            json!({"path": ".git/config", "content": "[core]\nfsmonitor = evil\n"}),
+            Refused(PROTECTED),
+        ),
+        Case(
+            "append_file",
+            json!({"path": "cfglink", "content": "x"}),
+            Refused(PROTECTED),
+        ),
+        Case(
+            "append_file",
+            json!({"path": "innocent/pre-commit", "content": "x"}),
+            Refused(PROTECTED),
+        ),
+        Case(
+            "edit_file",
+            json!({"path": "cfglink", "edits": [{"oldText": "core", "newText": "x"}]}),
+            Refused(PROTECTED),
+        ),
+        Case(
+            "copy_file",
+            json!({"source": "a/x.txt", "destination": ".git/hooks/pre-commit"}),
+            Refused(PROTECTED),
+        ),
+        Case(
+            "copy_file",
+            json!({"source": "a/x.txt", "destination": "innocent/pre-commit"}),
+            Refused(PROTECTED),
+        ),
+        Case(
+            "copy_file",
+            json!({"source": "a/x.txt", "destination": ".git//hooks/../config"}),
+            Refused(PROTECTED),
+        ),
+        Case(
+            "move_file",
+            json!({"source": "cfglink", "destination": "a/cfg"}),
+            Ok,
+        ),
         // What no rule touches, and the exemptions, work as before.
         Case(
             "write_file",
@@ -367,6 +451,22 @@ fn cases() -> Vec<Case> {
         Case(
             "move_file",
             json!({"source": "innocent", "destination": "innocent2"}),
+            Ok,
+        ),
+        Case(
+            "append_file",
+            json!({"path": "a/x.txt", "content": "y\n"}),
+            Ok,
+        ),
+        Case("read_file", json!({"path": ".git/config"}), Ok),
+        Case(
+            "copy_file",
+            json!({"source": ".git/config", "destination": "a/config"}),
+            Ok,
+        ),
+        Case(
+            "copy_file",
+            json!({"source": "a/x.txt", "destination": ".claude/commands/x.md"}),
             Ok,
         ),
         Case("create_directory", json!({"path": "a/b/c"}), Ok),
@@ -755,4 +855,38 @@ fn a_swapped_symlink_never_reaches_hidden_or_read_only_paths() {
 #[ignore = "slow: a 20 s race (CI runs it with --include-ignored)"]
 fn a_swapped_symlink_never_reaches_hidden_or_read_only_paths_without_landlock() {
     swap_race(&["--no-landlock"]);
+}
+
+/// The documented limit (SECURITY.md, docs/path-rules.md): a hard link made
+/// outside tuls is another path to the same file, and a path rule cannot
+/// see it. tuls itself makes none: the hidden path stays missing, and no
+/// tool can create a link to it.
+#[test]
+fn a_hard_link_made_outside_tuls_is_another_path() {
+    let env = TestEnv::new();
+    env.write(".env", format!("TOKEN={CANARY}\n"));
+    std::fs::hard_link(env.path(".env"), env.path("notes.txt")).expect("link");
+    let s = Server::start(&args![env.root(), "--hide", ".env"]);
+    let hidden = s.call("read_text_file", json!({"path": env.path_str(".env")}));
+    assert!(
+        hidden.is_error && !hidden.text.contains(CANARY),
+        "{}",
+        hidden.text
+    );
+    let linked = s.call("read_text_file", json!({"path": env.path_str("notes.txt")}));
+    linked.assert_ok();
+    assert!(linked.text.contains(CANARY), "{}", linked.text);
+    // Copies and moves of the hidden file are refused like a missing one.
+    for (tool, dest) in [("copy_file", "c.txt"), ("move_file", "m.txt")] {
+        let r = s.call(
+            tool,
+            json!({"source": env.path_str(".env"), "destination": env.path_str(dest)}),
+        );
+        assert!(
+            r.is_error && r.text.starts_with("ENOENT"),
+            "{tool}: {}",
+            r.text
+        );
+        assert!(!env.path(dest).exists(), "{tool}");
+    }
 }

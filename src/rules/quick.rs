@@ -1,0 +1,292 @@
+//! The walks' first look: which entries of a directory the hide rules can
+//! match at all, so that most entries are decided by their name alone.
+//!
+//! Owns: a conservative summary of one root's hide rules, built once with
+//! them. Each hide rule is one of three shapes:
+//! - a *name* glob (no `/`: `.env`, `*.pem`, `node_modules`), which
+//!   `.gitignore` syntax matches against the last component only;
+//! - a *path* rule (a glob with a `/`, an exact path), which can only match
+//!   a path holding each of its literal components (`config/prod/**` needs
+//!   `config` and `prod`; `**/private/**` needs `private`);
+//! - *opaque* (a regex, `contains`, a glob with a class or an escape): it
+//!   may match anything, and every entry takes the full check.
+//!
+//! [`Quick::plan`] works out, once per directory, which path rules could
+//! still match an entry of it: none when two or more of a rule's literal
+//! components are missing from the directory's path (an entry adds one
+//! component). When none can, the last rule matching the entry (the one
+//! that decides, `!` patterns included) is a name glob, so the name globs
+//! alone, in their order, decide exactly as the full set would. The hide
+//! globs are then matched against the bare name, without building the
+//! entry's path: a name glob matches a bare name as it matches a path
+//! ending in it, and a path glob can match a bare name only if every one of
+//! its literal components is that name, so an entry with that name takes
+//! the full check (as a rule lacking one component asks anyway). And a name
+//! that holds none of the literals the positive name globs need (`.pem`,
+//! `node_modules`) is not hidden without running any glob. Anything else
+//! is left to the full rule set ([`super::Rules::hides_entry`]).
+//!
+//! Where names fold case, a name or component that is not ASCII always
+//! takes the full check (Unicode case folding could match it to an ASCII
+//! literal). The unit tests compare this summary with the full set on
+//! random rules and paths.
+//! May touch: nothing (no I/O).
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
+use ignore::Match;
+use ignore::gitignore::Gitignore;
+
+use super::Matcher;
+
+/// The summary of one root's hide rules.
+#[derive(Debug, Default)]
+pub(super) struct Quick {
+    /// Some hide rule may match any path: every entry takes the full check.
+    opaque: bool,
+    /// Whether some name glob hides (is not a `!` pattern).
+    any_positive: bool,
+    /// A literal that each positive name glob needs in the name; `None`
+    /// when one needs none (`*`), and then every name is matched.
+    needles: Option<AhoCorasick>,
+    /// The literal components of each path rule (at least one each).
+    paths: Vec<Vec<String>>,
+    /// Whether names are compared without regard to ASCII case.
+    fold: bool,
+}
+
+/// What the entries of one directory need.
+#[derive(Debug, Clone)]
+pub enum Plan {
+    /// Every entry takes the full check.
+    Full,
+    /// The name globs decide, except for an entry with one of these names
+    /// (a path rule lacks just that component), which takes the full check.
+    Names(Vec<String>),
+}
+
+/// The shape of one `.gitignore` line.
+#[derive(Debug, PartialEq)]
+enum Shape {
+    Opaque,
+    Name {
+        positive: bool,
+        needle: Option<String>,
+    },
+    Path(Vec<String>),
+}
+
+/// Classifies a `.gitignore` line the way `ignore`'s builder reads it.
+fn shape(line: &str, fold: bool) -> Shape {
+    // Escapes and classes (which could stand for a `/`) are not analysed.
+    if line.contains(['\\', '[']) || line.starts_with('#') {
+        return Shape::Opaque;
+    }
+    // Without escapes, the builder trims every trailing space.
+    let mut s = line.trim_end_matches(' ');
+    let positive = match s.strip_prefix('!') {
+        Some(rest) => {
+            s = rest;
+            false
+        }
+        None => true,
+    };
+    let absolute = match s.strip_prefix('/') {
+        Some(rest) => {
+            s = rest;
+            true
+        }
+        None => false,
+    };
+    if let Some(rest) = s.strip_suffix('/') {
+        s = rest;
+    }
+    if s.is_empty() {
+        return Shape::Opaque;
+    }
+    if !absolute && !s.contains('/') {
+        let needle = if s.contains('{') || (fold && !s.is_ascii()) {
+            None
+        } else {
+            s.split(['*', '?'])
+                .max_by_key(|p| p.len())
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+        };
+        return Shape::Name { positive, needle };
+    }
+    // Alternatives may hold a `/`.
+    if s.contains('{') {
+        return Shape::Opaque;
+    }
+    let mut comps: Vec<String> = Vec::new();
+    for c in s.split('/') {
+        if c.is_empty() || c == "." || c == ".." || c.contains(['*', '?']) {
+            continue;
+        }
+        if fold && !c.is_ascii() {
+            return Shape::Opaque;
+        }
+        if !comps.iter().any(|k| k == c) {
+            comps.push(c.to_owned());
+        }
+    }
+    if comps.is_empty() {
+        Shape::Opaque
+    } else {
+        Shape::Path(comps)
+    }
+}
+
+impl Quick {
+    /// Summarises the hide rules `hide`, in their order.
+    pub(super) fn new<'a>(hide: impl Iterator<Item = &'a Matcher>, fold: bool) -> Self {
+        let mut q = Quick {
+            fold,
+            ..Quick::default()
+        };
+        let mut needles: Option<Vec<String>> = Some(Vec::new());
+        for m in hide {
+            match m {
+                Matcher::Glob(g) => match shape(g, fold) {
+                    Shape::Opaque => q.opaque = true,
+                    Shape::Path(comps) => q.paths.push(comps),
+                    Shape::Name { positive, needle } => {
+                        if positive {
+                            q.any_positive = true;
+                            match (needle, needles.as_mut()) {
+                                (Some(n), Some(v)) => v.push(n),
+                                _ => needles = None,
+                            }
+                        }
+                    }
+                },
+                Matcher::Exact(p) | Matcher::Prefix(p) => {
+                    let mut comps: Vec<String> = Vec::new();
+                    for c in p.split('/').filter(|c| !c.is_empty()) {
+                        if !comps.iter().any(|k| k == c) {
+                            comps.push(c.to_owned());
+                        }
+                    }
+                    if comps.is_empty() || (fold && !p.is_ascii()) {
+                        q.opaque = true;
+                    } else {
+                        q.paths.push(comps);
+                    }
+                }
+                Matcher::Regex(_) | Matcher::Contains(_) | Matcher::All => q.opaque = true,
+            }
+        }
+        if q.any_positive
+            && let Some(v) = needles
+        {
+            // A set that does not build leaves every name to the globs.
+            q.needles = AhoCorasickBuilder::new()
+                .ascii_case_insensitive(fold)
+                .build(&v)
+                .ok();
+        }
+        q
+    }
+
+    fn eq(&self, a: &str, b: &str) -> bool {
+        if self.fold {
+            a.eq_ignore_ascii_case(b)
+        } else {
+            a == b
+        }
+    }
+
+    /// The plan for the entries of the directory at canonical `dir`
+    /// (relative to the operator's root, "" for the root).
+    pub(super) fn plan(&self, dir: &str) -> Plan {
+        if self.opaque {
+            return Plan::Full;
+        }
+        let mut wanted = Vec::new();
+        if self.paths.is_empty() {
+            return Plan::Names(wanted);
+        }
+        if self.fold && !dir.is_ascii() {
+            return Plan::Full;
+        }
+        let comps: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
+        for rule in &self.paths {
+            let mut missing = rule.iter().filter(|r| !comps.iter().any(|c| self.eq(c, r)));
+            match (missing.next(), missing.next()) {
+                (None, _) => return Plan::Full,
+                (Some(one), None) => wanted.push(one.clone()),
+                _ => {}
+            }
+        }
+        Plan::Names(wanted)
+    }
+
+    /// Whether the entry `name` of a directory with `plan` is hidden, when
+    /// that can be told from the name: `None` leaves it to the full set.
+    /// `globs` are the hide globs, all of them, in their order.
+    pub(super) fn hides(
+        &self,
+        plan: &Plan,
+        globs: Option<&Gitignore>,
+        name: &str,
+        is_dir: bool,
+    ) -> Option<bool> {
+        let Plan::Names(wanted) = plan else {
+            return None;
+        };
+        if self.fold && !name.is_ascii() {
+            return None;
+        }
+        if wanted.iter().any(|w| self.eq(w, name)) {
+            return None;
+        }
+        if !self.any_positive {
+            return Some(false);
+        }
+        if let Some(ac) = &self.needles
+            && !ac.is_match(name)
+        {
+            return Some(false);
+        }
+        let g = globs?;
+        Some(matches!(g.matched(name, is_dir), Match::Ignore(_)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        let name = |positive, needle: Option<&str>| Shape::Name {
+            positive,
+            needle: needle.map(str::to_owned),
+        };
+        let path = |c: &[&str]| Shape::Path(c.iter().map(|s| (*s).to_owned()).collect());
+        assert_eq!(shape(".env", false), name(true, Some(".env")));
+        assert_eq!(
+            shape("!.env.example", false),
+            name(false, Some(".env.example"))
+        );
+        assert_eq!(shape("*.pem", false), name(true, Some(".pem")));
+        assert_eq!(shape("id_rsa*", false), name(true, Some("id_rsa")));
+        assert_eq!(
+            shape("node_modules/", false),
+            name(true, Some("node_modules"))
+        );
+        assert_eq!(shape("*", false), name(true, None));
+        assert_eq!(shape("{a,b}", false), name(true, None));
+        assert_eq!(shape("/secrets", false), path(&["secrets"]));
+        assert_eq!(shape("config/prod/**", false), path(&["config", "prod"]));
+        assert_eq!(shape("**/private/**", false), path(&["private"]));
+        assert_eq!(shape("a/a/*.x", false), path(&["a"]));
+        assert_eq!(shape("**/*", false), Shape::Opaque);
+        assert_eq!(shape("/*", false), Shape::Opaque);
+        assert_eq!(shape("*.[pP]em", false), Shape::Opaque);
+        assert_eq!(shape("\\!x", false), Shape::Opaque);
+        assert_eq!(shape("{a/b,c}/d", false), Shape::Opaque);
+        assert_eq!(shape("/é", true), Shape::Opaque);
+        assert_eq!(shape("é", true), name(true, None));
+    }
+}
