@@ -25,6 +25,7 @@ mod suite {
     mod edit_hints;
     mod eras;
     mod escape;
+    #[cfg(target_os = "linux")]
     mod escape_no_openat2;
     mod forged_names;
     mod hostile_edge;

@@ -26,6 +26,7 @@ use rustix::io::Errno;
 use crate::fs::version::Version;
 
 /// Bytes moved per `copy_file_range` (or read) when a pre-image is copied.
+#[cfg(target_os = "linux")]
 const COPY_CHUNK: usize = 1 << 20;
 
 /// The pre-image store.
