@@ -124,6 +124,23 @@ pub struct Dest {
 }
 
 impl Dest {
+    /// Where a write to `t` lands when `leaf` does not exist in `parent`:
+    /// a new file (refused when the path ends in a slash).
+    fn absent(t: &Target, parent_rel: String, parent: Dir, leaf: String) -> Result<Dest> {
+        if t.trailing_slash {
+            return Err(is_a_directory(&t.given));
+        }
+        Ok(Dest {
+            root: t.root.clone(),
+            parent_rel,
+            parent,
+            leaf,
+            existing: None,
+            given: t.given.clone(),
+            keep_temp: Default::default(),
+        })
+    }
+
     /// Finds where a write to `t` lands.
     ///
     /// # Security
@@ -144,18 +161,7 @@ impl Dest {
         let mut md = match parent.symlink_metadata(&leaf) {
             Ok(md) => md,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if t.trailing_slash {
-                    return Err(is_a_directory(given));
-                }
-                return Ok(Dest {
-                    root: t.root.clone(),
-                    parent_rel,
-                    parent,
-                    leaf,
-                    existing: None,
-                    given: given.to_owned(),
-                    keep_temp: Default::default(),
-                });
+                return Dest::absent(t, parent_rel, parent, leaf);
             }
             Err(e) => return Err(Error::io("open", given, &e)),
         };
@@ -255,18 +261,7 @@ impl Dest {
         let md = match parent.symlink_metadata(&leaf) {
             Ok(md) => md,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if t.trailing_slash {
-                    return Err(is_a_directory(given));
-                }
-                return Ok(Dest {
-                    root: t.root.clone(),
-                    parent_rel,
-                    parent,
-                    leaf,
-                    existing: None,
-                    given: given.to_owned(),
-                    keep_temp: Default::default(),
-                });
+                return Dest::absent(t, parent_rel, parent, leaf);
             }
             Err(e) => return Err(Error::io("open", given, &e)),
         };

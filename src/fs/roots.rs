@@ -152,15 +152,16 @@ pub enum RootError {
 ///
 /// # Ambient Authority
 ///
-/// This is the only function in tuls that resolves a host path. It runs at
-/// startup, before Landlock confines the process, and never again.
+/// It opens the path through [`ambient_dir`], the one site that opens a
+/// host directory by path; it runs at startup, before Landlock confines
+/// the process, and never again.
 #[allow(clippy::disallowed_methods)] // the one ambient-authority site, by design
 pub fn open(given: &Path) -> Result<Root, RootError> {
     let lossy = given.to_string_lossy().into_owned();
     if given.to_str().is_none() {
         return Err(RootError::NotUtf8(lossy));
     }
-    let dir = match Dir::open_ambient_dir(given, cap_std::ambient_authority()) {
+    let dir = match ambient_dir(given) {
         Ok(dir) => dir,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(RootError::Missing(lossy));
@@ -229,8 +230,15 @@ pub fn open_operator_dir(given: &Path, create: bool) -> Result<Dir, String> {
             Err(e) => return Err(format!("cannot create '{shown}': {e}")),
         }
     }
+    ambient_dir(given).map_err(|e| format!("cannot open '{shown}': {e}"))
+}
+
+/// The one call in tuls that opens a host directory by its ambient path:
+/// the roots and the operator's own directories (the journal), at startup
+/// only, before Landlock confines the process.
+#[allow(clippy::disallowed_methods)] // the one ambient-authority site, by design
+fn ambient_dir(given: &Path) -> std::io::Result<Dir> {
     Dir::open_ambient_dir(given, cap_std::ambient_authority())
-        .map_err(|e| format!("cannot open '{shown}': {e}"))
 }
 
 /// Reads an operator's configuration file (`--rules`), whole, at startup.
