@@ -152,7 +152,7 @@ pub enum RootError {
 ///
 /// # Ambient Authority
 ///
-/// It opens the path through [`ambient_dir`], the one site that opens a
+/// It opens the path through `ambient_dir`, the one site that opens a
 /// host directory by path; it runs at startup, before Landlock confines
 /// the process, and never again.
 #[allow(clippy::disallowed_methods)] // the one ambient-authority site, by design

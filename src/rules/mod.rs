@@ -293,7 +293,7 @@ impl Rules {
 /// canonical path (beneath its operator root) of the directory the walk
 /// starts from. Only built when some rule may hide a path.
 ///
-/// Most entries are decided by their name alone (see [`quick`]): each
+/// Most entries are decided by their name alone (see `rules::quick`): each
 /// directory is planned once, and no entry's path is built unless a rule
 /// that needs its path could match it.
 #[derive(Debug, Clone)]
