@@ -36,6 +36,8 @@ mod suite {
     mod line_ranges;
     mod list;
     mod move_file;
+    #[cfg(target_os = "linux")]
+    mod moved_mid_write;
     mod moved_out;
     mod no_host_paths;
     mod policy;

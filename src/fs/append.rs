@@ -9,10 +9,11 @@
 //!
 //! An existing file is opened `O_NOFOLLOW` through the parent handle and
 //! must be the very inode that was located; the bytes are written with
-//! `pwrite` at the size it had, then fdatasynced. If anything fails after
-//! the first byte went out (a short write, `ENOSPC`, the directory moved
-//! out of the root meanwhile), the file is truncated back to its old size,
-//! so a failed append leaves the old content. A power loss in the middle of
+//! `pwrite` at the size it had, between two checks that the directory is
+//! still in its root, then fdatasynced. If anything fails after the first
+//! byte went out (a short write, the directory moved out of the root around
+//! the write, `ENOSPC` at the sync), the file is truncated back to its old
+//! size, so a failed append leaves the old content. A power loss in the middle of
 //! the write can leave a prefix of the new bytes on disk: keeping the
 //! file's identity rules out the temp-file-and-rename that `write_file`
 //! uses, and [`MAX_APPEND_BYTES`] keeps that window short. Appends made by
@@ -135,11 +136,20 @@ fn noted(dest: &Dest, before: Option<Version>, end: u64, written: usize) -> Resu
     Ok(())
 }
 
-/// Writes all of `bytes` at offset `end` of `fd`, makes them durable, and
-/// checks the directory is still in its root; on any failure, cuts the
-/// file back to `end`.
+/// Writes all of `bytes` at offset `end` of `fd`, checking just before the
+/// first byte and right after the last that the directory is still in its
+/// root, then makes them durable. On any failure the file is cut back to
+/// `end` at once (in a directory moved out of the root around the write
+/// too: the cut-back undoes tuls's own bytes, a few system calls after
+/// they landed, before the slow `fdatasync`).
 fn write_at_end(dest: &Dest, fd: &OwnedFd, end: u64, bytes: &[u8]) -> Result<()> {
     let given = dest.given();
+    let moved = || Error::DirectoryMoved {
+        path: given.to_owned(),
+    };
+    if !dest.still_in_root() {
+        return Err(moved());
+    }
     let result = (|| {
         let mut done = 0usize;
         while done < bytes.len() {
@@ -157,13 +167,10 @@ fn write_at_end(dest: &Dest, fd: &OwnedFd, end: u64, bytes: &[u8]) -> Result<()>
                 Err(e) => return Err(Error::io("write", given, &e.into())),
             }
         }
-        crate::fs::sys::datasync(fd).map_err(|e| Error::io("fsync", given, &e.into()))?;
         if !dest.still_in_root() {
-            return Err(Error::DirectoryMoved {
-                path: given.to_owned(),
-            });
+            return Err(moved());
         }
-        Ok(())
+        crate::fs::sys::datasync(fd).map_err(|e| Error::io("fsync", given, &e.into()))
     })();
     if result.is_err()
         && let Err(e) = rustix::fs::ftruncate(fd, end)

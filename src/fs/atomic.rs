@@ -8,15 +8,23 @@
 //! handle* (never through `/proc`), so the link stays a link and its in-root
 //! target is written, while a link that leaves the root, an absolute one or
 //! a dangling one is refused. The replacement is a temp file created
-//! `O_CREAT|O_EXCL` with a random dot-name in that same directory, written,
-//! given the old file's owner (best effort), permission bits (without
-//! setuid/setgid) and extended attributes (POSIX ACLs, security labels,
-//! `user.*`, `trusted.*`) on its own handle, fsynced, renamed over the name,
-//! and the directory fsynced. Just before the rename, the parent handle is
-//! checked to still be the directory a fresh resolve beneath the root
-//! reaches. On any failure before the rename the temp file is removed and
-//! the target is left byte-identical; a kill at any moment leaves the old or
-//! the new content, never a mix (at worst a stray `.<name>.tuls-<hex>.tmp`).
+//! unnamed (`O_TMPFILE`) in that same directory, written, given the old
+//! file's owner (best effort), permission bits (without setuid/setgid) and
+//! extended attributes (POSIX ACLs, security labels, `user.*`, `trusted.*`)
+//! on its own handle, and fsynced; nothing of it shows in the directory
+//! until then. Then the parent handle is checked to still be the directory
+//! a fresh resolve beneath the root reaches (and, for a client root, the
+//! client root still where it was beneath the operator's root), and right
+//! after that the temp file is linked under a random dot-name and renamed
+//! over the name, and the directory fsynced. A rename that landed in a
+//! directory moved out of the root in that window of a few system calls is
+//! undone at once. On any failure before the rename the target is left
+//! byte-identical; a kill at any moment leaves the old or the new content,
+//! never a mix (at worst a stray `.<name>.tuls-<hex>.tmp`, only in the
+//! instant between the link and the rename). Where the filesystem has no
+//! unnamed files, or the kernel will not let this process link one (before
+//! Linux 6.10 without `CAP_DAC_READ_SEARCH`), the temp file is named from
+//! the start (`O_CREAT|O_EXCL`).
 //!
 //! Hand-written on purpose: cap-tempfile 4.0.3's `TempFile::replace` needs
 //! `/proc`, which Landlock denies (it fails with `EOPNOTSUPP`), and resets the
@@ -28,6 +36,8 @@ use std::ffi::CStr;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
+#[cfg(target_os = "linux")]
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cap_std::fs::PermissionsExt;
 use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permissions};
@@ -39,7 +49,7 @@ use crate::error::{Error, Result};
 use crate::fs::file;
 use crate::fs::ifmatch::{self, Condition, WriteLock};
 use crate::fs::roots::Root;
-use crate::fs::scope::{Target, still_reached};
+use crate::fs::scope::Target;
 use crate::fs::version::Version;
 use crate::journal::store::Kept;
 use crate::limits::{MAX_SYMLINK_HOPS, MAX_XATTR_BYTES};
@@ -51,6 +61,18 @@ const TEMP_NAME_KEEP: usize = 200;
 
 /// Attempts at finding an unused temp name before giving up.
 const TEMP_ATTEMPTS: usize = 4;
+
+/// Whether temp files start unnamed (`O_TMPFILE`); cleared for good the
+/// first time this kernel refuses to link one for this process.
+#[cfg(target_os = "linux")]
+static UNNAMED_TEMP: AtomicBool = AtomicBool::new(true);
+
+/// A temp file being filled. Dropped unnamed, it is gone with its handle.
+struct Temp {
+    file: cap_std::fs::File,
+    /// Its name in the parent, once it has one ([`Dest::name_temp`]).
+    name: Option<String>,
+}
 
 /// Whether [`Dest::replace`] first checks that the file is still the one
 /// [`Dest::locate`] saw.
@@ -414,16 +436,16 @@ impl Dest {
             .and_then(|(v, _)| v),
             _ => None,
         };
-        let (tmp, mut f) = self.create_temp()?;
-        let result = self.fill_and_rename(&tmp, &mut f, bytes, &guard);
-        drop(f);
+        let mut temp = self.create_temp()?;
+        let result = self.fill_and_rename(&mut temp, bytes, &guard);
+        let name = temp.name.take();
+        drop(temp);
         let kept = match result {
             Ok(kept) => kept,
             Err(e) => {
-                // The rename did not happen: the target is untouched.
-                if !self.keep_temp.get() {
-                    let _ = self.parent.remove_file(&tmp);
-                }
+                // The rename did not happen, or was undone: the target is
+                // untouched.
+                self.remove_temp(name.as_deref());
                 return Err(e);
             }
         };
@@ -460,21 +482,51 @@ impl Dest {
         crate::journal::loc(&self.root, &self.parent_rel, &self.leaf)
     }
 
-    fn create_temp(&self) -> Result<(String, cap_std::fs::File)> {
+    /// A fresh temp file in the parent directory: unnamed (`O_TMPFILE`),
+    /// so that nothing written to it shows anywhere until it is whole and
+    /// the directory has been checked ([`Dest::name_temp`]); named from the
+    /// start where the filesystem has no unnamed files, or this kernel will
+    /// not let this process name one.
+    fn create_temp(&self) -> Result<Temp> {
         // Until it has its final mode the temp file is private; a new file
         // gets 0666 and the umask, as the kernel would give it.
-        let mode = if self.existing.is_some() {
+        let mode: u32 = if self.existing.is_some() {
             0o600
         } else {
             0o666
         };
+        #[cfg(target_os = "linux")]
+        if UNNAMED_TEMP.load(Ordering::Relaxed) {
+            let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+            match rustix::fs::openat(&self.parent, ".", flags, Mode::from_raw_mode(mode)) {
+                Ok(fd) => {
+                    return Ok(Temp {
+                        file: cap_std::fs::File::from_std(fd.into()),
+                        name: None,
+                    });
+                }
+                // No unnamed files here (the filesystem, or the kernel).
+                Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => {}
+                Err(e) => return Err(Error::io("open", &self.given, &e.into())),
+            }
+        }
+        self.create_named(mode)
+    }
+
+    /// A temp file created `O_CREAT|O_EXCL` under a random dot-name.
+    fn create_named(&self, mode: u32) -> Result<Temp> {
         let mut opts = OpenOptions::new();
-        opts.write(true).create_new(true).mode(mode);
+        opts.read(true).write(true).create_new(true).mode(mode);
         let mut last = None;
         for _ in 0..TEMP_ATTEMPTS {
             let tmp = temp_name(&self.leaf)?;
             match self.parent.open_with(&tmp, &opts) {
-                Ok(f) => return Ok((tmp, f)),
+                Ok(file) => {
+                    return Ok(Temp {
+                        file,
+                        name: Some(tmp),
+                    });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => return Err(Error::io("open", &self.given, &e)),
             }
@@ -483,14 +535,110 @@ impl Dest {
         Err(Error::io("open", &self.given, &e))
     }
 
+    /// Gives a whole, checked temp file its temp name in the parent (an
+    /// unnamed one is linked there; a named one has it already) and returns
+    /// it. This is the write's first visible step, right after the check.
+    ///
+    /// Where this kernel will not link an unnamed file for this process
+    /// (before Linux 6.10, without `CAP_DAC_READ_SEARCH`), its content, mode,
+    /// owner and attributes are copied into a named temp file instead, and
+    /// later writes make named ones from the start.
+    fn name_temp(&self, temp: &mut Temp) -> Result<String> {
+        if let Some(name) = &temp.name {
+            return Ok(name.clone());
+        }
+        #[cfg(target_os = "linux")]
+        return self.link_unnamed(temp);
+        #[cfg(not(target_os = "linux"))]
+        Err(Error::Internal("an unnamed temp file off Linux".into()))
+    }
+
+    /// Links an unnamed temp file under a fresh temp name ([`Dest::name_temp`]).
+    #[cfg(target_os = "linux")]
+    fn link_unnamed(&self, temp: &mut Temp) -> Result<String> {
+        let given = self.given.as_str();
+        for _ in 0..TEMP_ATTEMPTS {
+            let tmp = temp_name(&self.leaf)?;
+            let linked = rustix::fs::linkat(
+                &temp.file,
+                "",
+                &self.parent,
+                tmp.as_str(),
+                AtFlags::EMPTY_PATH,
+            );
+            match linked {
+                Ok(()) => {
+                    temp.name = Some(tmp.clone());
+                    return Ok(tmp);
+                }
+                Err(Errno::EXIST) => {}
+                Err(Errno::NOENT | Errno::PERM | Errno::ACCESS | Errno::OPNOTSUPP) => {
+                    let named = self.named_copy(&mut temp.file)?;
+                    UNNAMED_TEMP.store(false, Ordering::Relaxed);
+                    *temp = named;
+                    return temp
+                        .name
+                        .clone()
+                        .ok_or_else(|| Error::Internal("a named temp file without a name".into()));
+                }
+                Err(e) => return Err(Error::io("link", given, &e.into())),
+            }
+        }
+        Err(Error::io("link", given, &Errno::EXIST.into()))
+    }
+
+    /// A named temp file with the unnamed one's content, mode, owner and
+    /// extended attributes, fsynced.
+    #[cfg(target_os = "linux")]
+    fn named_copy(&self, unnamed: &mut cap_std::fs::File) -> Result<Temp> {
+        use std::io::Seek;
+        let given = self.given.as_str();
+        let mut named = self.create_named(0o600)?;
+        let result = (|| {
+            let io = |op: &'static str| move |e: io::Error| Error::io(op, given, &e);
+            unnamed.rewind().map_err(io("read"))?;
+            io::copy(unnamed, &mut named.file).map_err(io("write"))?;
+            let st =
+                rustix::fs::fstat(&*unnamed).map_err(|e| Error::io("stat", given, &e.into()))?;
+            let _ = rustix::fs::fchown(
+                &named.file,
+                Some(rustix::fs::Uid::from_raw(st.st_uid)),
+                Some(rustix::fs::Gid::from_raw(st.st_gid)),
+            );
+            strip_extra_xattrs(&*unnamed, &named.file, given)?;
+            named
+                .file
+                .set_permissions(Permissions::from_mode(st.st_mode & 0o777))
+                .map_err(io("chmod"))?;
+            copy_xattrs(&*unnamed, &named.file, given)?;
+            named.file.sync_all().map_err(io("fsync"))
+        })();
+        if let Err(e) = result {
+            self.remove_temp(named.name.as_deref());
+            return Err(e);
+        }
+        Ok(named)
+    }
+
+    /// Removes a temp name left by a failed write (after the undo of a
+    /// rename into a directory moved out, too: it is tuls's own name there),
+    /// unless it holds an old file that could not be swapped back.
+    fn remove_temp(&self, name: Option<&str>) {
+        if let Some(name) = name
+            && !self.keep_temp.get()
+        {
+            let _ = self.parent.remove_file(name);
+        }
+    }
+
     fn fill_and_rename(
         &self,
-        tmp: &str,
-        f: &mut cap_std::fs::File,
+        temp: &mut Temp,
         bytes: &[u8],
         guard: &Guard,
     ) -> Result<Option<Kept>> {
         let given = self.given.as_str();
+        let f = &mut temp.file;
         f.write_all(bytes)
             .map_err(|e| Error::io("write", given, &e))?;
         if let Some(old) = self.existing {
@@ -526,15 +674,19 @@ impl Dest {
             }
         }
         // The directory must still be where the root leads: one moved out of
-        // the root since it was opened would take the new file with it.
+        // the root since it was opened would take the new file with it. The
+        // temp file gets its name only now, so nothing showed there before.
         self.check_parent()?;
         let ours = f.metadata().map_err(|e| Error::io("write", given, &e))?;
-        self.put_in_place(tmp, (ours.dev(), ours.ino()), guard)
+        let ours = (ours.dev(), ours.ino());
+        let tmp = self.name_temp(temp)?;
+        self.put_in_place(&tmp, ours, guard)
     }
 
     /// Puts the temp file in place, then makes sure it did not land in a
     /// directory moved out of the root between [`Dest::check_parent`] and
-    /// the rename; if it did, the write is undone there.
+    /// the rename (a window of a few system calls); if it did, the write is
+    /// undone there at once, and the temp name goes with it.
     ///
     /// Over an existing file the temp file is swapped in with
     /// `RENAME_EXCHANGE`, so the old file is still at hand (under the temp
@@ -625,7 +777,7 @@ impl Dest {
                 .map_err(|e| Error::io("rename", given, &e))?;
             copied
         };
-        if !still_reached(&self.root.dir, &self.parent_rel, &self.parent) {
+        if !self.still_in_root() {
             // Moved out between the check and the rename: undo it there.
             if exchanged {
                 self.swap_back(tmp); // the caller removes the temp name
@@ -681,7 +833,7 @@ impl Dest {
     /// resolve beneath the root reaches (it was moved, out of the root or
     /// elsewhere, or replaced).
     fn check_parent(&self) -> Result<()> {
-        if still_reached(&self.root.dir, &self.parent_rel, &self.parent) {
+        if self.still_in_root() {
             Ok(())
         } else {
             Err(Error::DirectoryMoved {
@@ -791,9 +943,9 @@ fn xattr_value(fd: impl AsFd, name: &CStr) -> std::result::Result<Option<Vec<u8>
 }
 
 /// Removes from the temp file every attribute the old file lacks.
-fn strip_extra_xattrs(old: &OwnedFd, new: &cap_std::fs::File, given: &str) -> Result<()> {
+fn strip_extra_xattrs(old: impl AsFd, new: &cap_std::fs::File, given: &str) -> Result<()> {
     let list = |fd: &dyn AsFd| xattr_names(fd.as_fd());
-    let have = list(old).map_err(|e| Error::io("listxattr", given, &e.into()))?;
+    let have = list(&old).map_err(|e| Error::io("listxattr", given, &e.into()))?;
     let extra = list(new).map_err(|e| Error::io("listxattr", given, &e.into()))?;
     for name in extra.iter().filter(|n| !have.contains(n)) {
         match rustix::fs::fremovexattr(new, name.as_c_str()) {
@@ -810,11 +962,11 @@ fn strip_extra_xattrs(old: &OwnedFd, new: &cap_std::fs::File, given: &str) -> Re
 /// Gives the temp file every attribute of the old one (but [`dropped`]
 /// ones). One that carries access control and cannot be set refuses the
 /// write; a `user.*` or `trusted.*` one is logged and left behind.
-fn copy_xattrs(old: &OwnedFd, new: &cap_std::fs::File, given: &str) -> Result<()> {
-    let names = xattr_names(old).map_err(|e| Error::io("listxattr", given, &e.into()))?;
+fn copy_xattrs(old: impl AsFd, new: &cap_std::fs::File, given: &str) -> Result<()> {
+    let names = xattr_names(&old).map_err(|e| Error::io("listxattr", given, &e.into()))?;
     for name in names.iter().filter(|n| !dropped(n)) {
         let name = name.as_c_str();
-        let value = match xattr_value(old, name) {
+        let value = match xattr_value(&old, name) {
             Ok(Some(v)) => v,
             Ok(None) => continue, // removed meanwhile
             Err(e) if carries_access(name) => return Err(xattr_error(given, name, e)),
@@ -919,20 +1071,24 @@ impl Dest {
         fill: impl FnOnce(&mut cap_std::fs::File) -> Result<()>,
     ) -> Result<()> {
         self.check_parent()?;
-        let (tmp, mut f) = self.create_temp()?;
+        let mut temp = self.create_temp()?;
         let result = (|| {
-            fill(&mut f)?;
-            f.sync_all()
+            fill(&mut temp.file)?;
+            temp.file
+                .sync_all()
                 .map_err(|e| Error::io("fsync", &self.given, &e))?;
             self.check_parent()?;
-            let ours = f
+            let ours = temp
+                .file
                 .metadata()
                 .map_err(|e| Error::io("write", &self.given, &e))?;
+            let tmp = self.name_temp(&mut temp)?;
             self.put_new(&tmp, (ours.dev(), ours.ino()))
         })();
-        drop(f);
+        let name = temp.name.take();
+        drop(temp);
         if result.is_err() {
-            let _ = self.parent.remove_file(&tmp);
+            self.remove_temp(name.as_deref());
             return result;
         }
         // For the undo journal and the audit record: the new file's version.
@@ -994,7 +1150,8 @@ impl Dest {
             }
             Err(e) => return Err(Error::io("rename", given, &e.into())),
         }
-        if !still_reached(&self.root.dir, &self.parent_rel, &self.parent) {
+        if !self.still_in_root() {
+            // Moved out between the check and the rename: undo it there.
             if let Ok(st) = rustix::fs::statat(&self.parent, leaf, AtFlags::SYMLINK_NOFOLLOW)
                 && crate::fs::sys::dev_ino(&st) == ours
             {
@@ -1056,10 +1213,11 @@ impl Dest {
         crate::fs::sys::dev_ino(&st) == (old.dev, old.ino) && now == (old.len, old.mtime, old.ctime)
     }
 
-    /// Whether the directory is still where the root leads (after a write
-    /// in place, to undo one that landed in a directory moved out).
+    /// Whether the directory is still where the root leads: checked just
+    /// before a write's visible step, and right after it (to undo one that
+    /// landed in a directory moved out meanwhile).
     pub fn still_in_root(&self) -> bool {
-        still_reached(&self.root.dir, &self.parent_rel, &self.parent)
+        self.root.still_reaches(&self.parent_rel, &self.parent)
     }
 
     /// The path as the client gave it.

@@ -62,6 +62,18 @@ impl Root {
         self.origin.id == other.origin.id
     }
 
+    /// Whether `handle`, opened at `rel` beneath this root's handle, is
+    /// still the directory a fresh resolve beneath this root reaches and,
+    /// for a client root, whether the client root itself is still where its
+    /// canonical prefix leads from the operator's root: a client root that
+    /// another process moved out takes its own handle with it, so the
+    /// first check alone would pass. See [`crate::fs::scope::still_reached`].
+    pub fn still_reaches(&self, rel: &str, handle: &Dir) -> bool {
+        crate::fs::scope::still_reached(&self.dir, rel, handle)
+            && (self.prefix.is_empty()
+                || crate::fs::scope::still_reached(&self.origin.dir, &self.prefix, &self.dir))
+    }
+
     /// Refuses a call on this root (`path` is the client's path, for the
     /// message) once the operator's path no longer names the directory opened
     /// at startup. See [`Origin::check`].
@@ -86,6 +98,11 @@ pub struct Origin {
     id: (u64, u64),
     /// Set, for good, the first time the check fails.
     moved: AtomicBool,
+    /// The operator's root as opened at startup, for the client roots
+    /// beneath it too: a writer checks from here that the directory it
+    /// writes in is still beneath the operator's root (a client root moved
+    /// out takes its own handle with it).
+    dir: Arc<Dir>,
 }
 
 impl Origin {
@@ -192,15 +209,17 @@ pub fn open(given: &Path) -> Result<Root, RootError> {
         path: lossy.clone(),
         source: e.into(),
     })?;
+    let dir = Arc::new(dir);
     let origin = Arc::new(Origin {
         path: absolute,
         id: dev_ino(&st),
         moved: AtomicBool::new(false),
+        dir: dir.clone(),
     });
     Ok(Root {
         display,
         resolved,
-        dir: Arc::new(dir),
+        dir,
         origin,
         rules: Arc::new(Rules::default()),
         prefix: String::new(),

@@ -20,7 +20,6 @@ use serde::Deserialize;
 use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::ifmatch::{self, Condition};
-use crate::fs::scope::still_reached;
 use cap_std::fs::Dir;
 
 /// The tool description.
@@ -91,18 +90,6 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             return Err(os(Errno::NOTDIR));
         }
     }
-    // Both directories must still be where their roots lead: one moved out
-    // of its root since it was opened would take the move with it.
-    for (root, rel, dir, path) in [
-        (&s.root.dir, &sp, &sdir, from),
-        (&d.root.dir, &dp, &ddir, to),
-    ] {
-        if !still_reached(root, rel, dir) {
-            return Err(Error::DirectoryMoved {
-                path: path.to_owned(),
-            });
-        }
-    }
     let cond = Condition {
         if_match: p.if_match.as_deref(),
         require: false, // a move replaces no content
@@ -121,6 +108,16 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         }
         None => None,
     };
+    // Both directories must still be where their roots lead, checked just
+    // before the rename: one moved out of its root since it was opened would
+    // take the move with it.
+    for (root, rel, dir, path) in [(&s.root, &sp, &sdir, from), (&d.root, &dp, &ddir, to)] {
+        if !root.still_reaches(rel, dir) {
+            return Err(Error::DirectoryMoved {
+                path: path.to_owned(),
+            });
+        }
+    }
     rename(&sdir, &sl, &ddir, &dl, from, to)?;
     if let Some(v) = checked {
         ifmatch::verify_moved(&v, (&ddir, &dl), (&sdir, &sl), from, &cond)?;
