@@ -296,11 +296,30 @@ fn write_request(path: &str, content: &str) -> Vec<u8> {
     line
 }
 
-/// Polls `dir` until a tuls temp file appears (true) or `limit` passes.
-fn wait_for_temp(dir: &Path, limit: Duration) -> bool {
+/// Whether process `pid` holds a temp file of tuls's open in `dir`: an
+/// unnamed one (`O_TMPFILE`, shown as `<dir>/#<inode> (deleted)`) or a
+/// named `.…tuls-….tmp`.
+fn temp_open(pid: u32, dir: &Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path()).is_ok_and(|to| {
+            to.parent() == Some(dir)
+                && to.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.starts_with('#') || n.contains(".tuls-")
+                })
+        })
+    })
+}
+
+/// Polls until `pid` holds a temp file open in `dir` (true) or `limit`
+/// passes.
+fn wait_for_temp(pid: u32, dir: &Path, limit: Duration) -> bool {
     let end = Instant::now() + limit;
     while Instant::now() < end {
-        if !temp_files(dir).is_empty() {
+        if temp_open(pid, dir) {
             return true;
         }
         std::thread::sleep(Duration::from_micros(200));
@@ -311,7 +330,8 @@ fn wait_for_temp(dir: &Path, limit: Duration) -> bool {
 /// `kill -9` the server while it replaces an 8 MiB file, at a random moment
 /// of the whole call on every fourth round and of the temp file's short life
 /// on the others: the target always holds the whole old or the whole new
-/// content, never a torn mix.
+/// content, never a torn mix, and a kill while the temp file was being
+/// written leaves no temp name behind (it is unnamed until it is whole).
 #[test]
 #[ignore = "slow: kill -9 mid-write over many rounds of 8 MiB files (12-15 s)"]
 fn write_file_survives_kill_9_mid_write() {
@@ -322,17 +342,17 @@ fn write_file_survives_kill_9_mid_write() {
     let root = env.root();
 
     // Calibrate: how long one uninterrupted call takes, and how long its
-    // temp file lives (write + fchmod + fsync + rename).
+    // temp file is open (write + fchmod + fsync + link + rename).
     let mut raw = RawServer::start(&args![env.root()]);
     raw.initialize("2025-11-25");
     let watcher = {
-        let root = root.clone();
+        let (root, pid) = (root.clone(), raw.pid());
         std::thread::spawn(move || {
-            if !wait_for_temp(&root, Duration::from_secs(30)) {
+            if !wait_for_temp(pid, &root, Duration::from_secs(30)) {
                 return Duration::ZERO;
             }
             let seen = Instant::now();
-            while !temp_files(&root).is_empty() {
+            while temp_open(pid, &root) {
                 std::thread::sleep(Duration::from_micros(200));
             }
             seen.elapsed()
@@ -352,12 +372,12 @@ fn write_file_survives_kill_9_mid_write() {
     let mut seed = u64::from(std::process::id()) | 1;
     let window = full.as_micros().max(1000) as u64 * 3 / 2;
     let temp_window = phase.as_micros().max(200) as u64 * 3 / 2;
-    let (mut kept_old, mut got_new, mut temps_left) = (0, 0, 0);
+    let (mut kept_old, mut got_new, mut mid_write, mut temps_left) = (0, 0, 0, 0);
     // A slow (#[ignore]d) test: on a loaded machine the calibrated windows
     // are noisy, so it goes on, bounded, until a kill has landed mid-write.
     let deadline = Instant::now() + Duration::from_secs(60);
     for round in 0..40 {
-        if round >= 8 && temps_left > 0 {
+        if round >= 8 && mid_write > 0 {
             break;
         }
         if Instant::now() > deadline {
@@ -374,19 +394,22 @@ fn write_file_survives_kill_9_mid_write() {
         let dir = root.clone();
         let killer = std::thread::spawn(move || {
             if during_temp {
-                wait_for_temp(&dir, Duration::from_secs(10));
+                wait_for_temp(pid, &dir, Duration::from_secs(10));
             }
             std::thread::sleep(delay);
+            // Whether the temp file was still open just before the kill.
+            let open = temp_open(pid, &dir);
             let pid = i32::try_from(pid)
                 .ok()
                 .and_then(rustix::process::Pid::from_raw);
             let pid = pid.expect("a child pid");
             // ESRCH cannot happen: the child is not reaped before the join.
             rustix::process::kill_process(pid, rustix::process::Signal::KILL).expect("kill -9");
+            open
         });
         // Fails with EPIPE when the kill lands before the server read it all.
         let _ = raw.send_bytes(&write_request(&path, next_content));
-        killer.join().expect("killer thread");
+        let open = killer.join().expect("killer thread");
         assert!(
             raw.wait_exit(Duration::from_secs(10)).is_some(),
             "server did not die"
@@ -396,6 +419,9 @@ fn write_file_survives_kill_9_mid_write() {
         let on_disk = std::fs::read_to_string(env.path("big.txt")).expect("read target");
         if on_disk == *current {
             kept_old += 1;
+            if open {
+                mid_write += 1;
+            }
         } else if on_disk == *next_content {
             got_new += 1;
             current = next_content;
@@ -406,6 +432,8 @@ fn write_file_survives_kill_9_mid_write() {
                 on_disk.get(..80)
             );
         }
+        // A temp name exists only between the link and the rename (a few
+        // system calls); one left there by a kill is tuls's own.
         for t in temp_files(&root) {
             assert!(
                 t.starts_with(".big.txt.tuls-") && t.ends_with(".tmp"),
@@ -416,12 +444,12 @@ fn write_file_survives_kill_9_mid_write() {
         }
     }
     eprintln!(
-        "kill -9 rounds: old kept {kept_old}, new landed {got_new}, killed mid-write (stray temp) {temps_left}; call {full:?}, temp lived {phase:?}"
+        "kill -9 rounds: old kept {kept_old} ({mid_write} killed with the temp file open), new landed {got_new}, stray temp names {temps_left}; call {full:?}, temp open {phase:?}"
     );
     // The point of the test: some kills landed while the temp file was being
-    // written (three rounds in four do, each with probability about 2/3).
+    // written (three rounds in four aim there).
     assert!(
-        temps_left > 0,
+        mid_write > 0,
         "no kill landed mid-write; the test proved nothing"
     );
 }
