@@ -1,8 +1,8 @@
 //! stdio: bounded request lines in, replies serialized straight to stdout.
 //!
 //! Owns: the session over stdin and stdout. [`serve`] runs a whole session
-//! and owns both threads' lives: it starts the reader ([`read`]) and the
-//! writer ([`write`]), serves, stops the runtime, and only then waits for
+//! and owns both threads' lives: it starts the reader (`read`) and the
+//! writer (`write`), serves, stops the runtime, and only then waits for
 //! every queued reply to be written, so no caller has a shutdown step to
 //! remember. The transport rmcp's service loop sees (`Stdio`) is here too:
 //! messages from the reader thread in, replies to the writer thread out.
@@ -29,7 +29,7 @@
 //! whole-message buffer, and flushes when its queue runs dry. A successful
 //! tool result gets its `structuredContent` written from its one content
 //! block ([`super::reply::mirrors`]), so the text is held once; a large
-//! text is escaped once and written twice ([`splice`]).
+//! text is escaped once and written twice (`splice`).
 //! May touch: stdin and stdout.
 
 use rmcp::model::ErrorData;
