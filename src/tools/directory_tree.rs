@@ -10,7 +10,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::tree::{self, TextBudget};
 use crate::limits::MAX_WALK_TEXT_BYTES;
@@ -36,6 +36,10 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Text,
     plan: Plan::walk_tree,
+    notes: Notes {
+        advice: None,
+        bound: Some(Bound::Walk),
+    },
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

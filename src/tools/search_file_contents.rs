@@ -23,7 +23,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::cursor::{Cursor, FLAG_AFTER, token_room};
 use crate::fs::search::{self, Bounds, Filter, Stop};
@@ -59,6 +59,10 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Structured(output_schema),
     plan,
+    notes: Notes {
+        advice: Some((0, "to find text, search_file_contents beats reading files")),
+        bound: Some(Bound::Walk),
+    },
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 
