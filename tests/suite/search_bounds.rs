@@ -45,7 +45,7 @@ fn unread_search_replies_stay_within_the_reply_budget() {
     let env = TestEnv::new();
     env.write("a.txt", "a\n".repeat(5000));
     let budget = BUDGET.to_string();
-    let mut s = session(&env.root(), &["--max-pending-reply-bytes", &budget]);
+    let mut s = session(env.root(), &["--max-pending-reply-bytes", &budget]);
     let base = status_kib(s.pid, "VmRSS");
     let mut stdin = s.stdin.take().expect("stdin");
     let writer = std::thread::spawn(move || {
@@ -117,7 +117,7 @@ fn planted_ignore_files_cannot_take_the_memory() {
     env.write(".gitignore", "skipped.txt\n");
     env.write("skipped.txt", "needle\n");
     env.write(".git/HEAD", "ref: refs/heads/main\n");
-    let mut s = session(&env.root(), &[]);
+    let mut s = session(env.root(), &[]);
     let base = status_kib(s.pid, "VmRSS");
     let mut stdin = s.stdin.take().expect("stdin");
     let req = call(1, TOOL, json!({"path": ".", "pattern": "needle"}));
