@@ -11,7 +11,7 @@
 //! its reply is queued.
 //!
 //! Reply bytes: a tool call reserves, before its tool runs, the most its
-//! reply can hold while being built (the tool's [`Plan`], in its table entry). A tool that reads one whole
+//! reply can hold while being built (the tool's [`crate::memory::Plan`], in its table entry). A tool that reads one whole
 //! file reserves a small share up front and grows it once the file is open,
 //! by the file's size, before reading it ([`CallBudget`]): a burst of small
 //! reads then runs side by side, where reserving every read's worst case
@@ -31,21 +31,27 @@
 //! `notifications/cancelled` names it (rmcp then drops the reply). A
 //! reservation parked for an id not in flight is released at once, so a
 //! cancelled call or a reused id cannot leak budget.
+//!
+//! Here: the session's [`Flow`] (call slots, the byte budget, the ledger).
+//! A running call's growing share is in `call` ([`CallBudget`]); what a
+//! built reply holds is measured in `held` ([`held_bytes`]).
 //! May touch: nothing (no I/O).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
-use rmcp::model::{
-    CallToolResult, ClientNotification, ContentBlock, GetExtensions, JsonRpcMessage, RequestId,
-    ResourceContents,
-};
+use rmcp::model::{ClientNotification, GetExtensions, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::memory::Plan;
 use crate::sync::lock;
+
+mod call;
+mod held;
+
+pub use call::CallBudget;
+pub use held::{held_bytes, value_heap_bytes};
 
 /// The budget counts bytes in units of this many (a semaphore takes `u32`
 /// permits at a time).
@@ -337,168 +343,6 @@ impl Flow {
     }
 }
 
-/// The reply budget a running call holds: what it reserved before it
-/// started, grown as it opens files ([`crate::memory`]).
-pub struct CallBudget {
-    flow: Arc<Flow>,
-    plan: Plan,
-    read_limit: u64,
-    cancel: tokio_util::sync::CancellationToken,
-    state: Mutex<Budgeted>,
-}
-
-struct Budgeted {
-    permit: Option<OwnedSemaphorePermit>,
-    /// The bytes the call may hold by the files it opened so far.
-    wanted: u64,
-}
-
-impl CallBudget {
-    /// The budget of a call of the plan `plan` that reserved `reserved`,
-    /// reading files of at most `read_limit` bytes, cancelled by `cancel`.
-    pub fn new(
-        flow: Arc<Flow>,
-        plan: Plan,
-        reserved: Option<Reservation>,
-        read_limit: u64,
-        cancel: tokio_util::sync::CancellationToken,
-    ) -> Self {
-        Self {
-            flow,
-            plan,
-            read_limit,
-            cancel,
-            state: Mutex::new(Budgeted {
-                permit: reserved.map(|r| r.0),
-                wanted: 0,
-            }),
-        }
-    }
-
-    /// What the call holds now, to shrink to its reply.
-    pub fn take(&self) -> Option<Reservation> {
-        lock(&self.state).permit.take().map(Reservation)
-    }
-}
-
-impl crate::memory::Grant for CallBudget {
-    fn file_opened(&self, bytes: u64) -> crate::error::Result<()> {
-        if self.plan.per_file_byte == 0 {
-            return Ok(());
-        }
-        let mut st = lock(&self.state);
-        let more = bytes
-            .min(self.read_limit)
-            .saturating_mul(self.plan.per_file_byte);
-        st.wanted = st.wanted.saturating_add(more).min(self.plan.most);
-        let want = self
-            .flow
-            .units_for(st.wanted.saturating_add(ENVELOPE).max(self.plan.upfront));
-        let have = st
-            .permit
-            .as_ref()
-            .map_or(0, |p| u32::try_from(p.num_permits()).unwrap_or(u32::MAX));
-        if have >= want {
-            return Ok(());
-        }
-        if let Ok(extra) = self.flow.bytes.clone().try_acquire_many_owned(want - have) {
-            match &mut st.permit {
-                Some(p) => p.merge(extra),
-                None => st.permit = Some(extra),
-            }
-            return Ok(());
-        }
-        // Wait holding nothing: two calls each waiting for more while
-        // holding some could deadlock behind one another.
-        st.permit = None;
-        let acquire = self.flow.bytes.clone().acquire_many_owned(want);
-        let cancel = self.cancel.clone();
-        let got = super::workers::blocking(|| {
-            crate::sync::block_on(async move {
-                tokio::select! {
-                    p = acquire => p.ok(),
-                    () = cancel.cancelled() => None,
-                }
-            })
-        });
-        match got {
-            Some(p) => {
-                st.permit = Some(p);
-                Ok(())
-            }
-            None => Err(crate::error::Error::Cancelled),
-        }
-    }
-}
-
-/// What a reply holds besides its text and data (the envelope, names).
-const ENVELOPE: u64 = 1024;
-
-/// The bytes a built tool result holds: its text and data, once (the
-/// writer streams a mirrored `structuredContent` from the same text), and
-/// a `structuredContent` of its own as it sits on the heap
-/// ([`value_heap_bytes`]).
-pub fn held_bytes(r: &CallToolResult) -> u64 {
-    let mut n = ENVELOPE;
-    for block in &r.content {
-        let len = match block {
-            ContentBlock::Text(t) => t.text.capacity(),
-            ContentBlock::Image(i) => i.data.capacity(),
-            ContentBlock::Audio(a) => a.data.capacity(),
-            ContentBlock::Resource(r) => match &r.resource {
-                ResourceContents::TextResourceContents { text, .. } => text.capacity(),
-                ResourceContents::BlobResourceContents { blob, .. } => blob.capacity(),
-                #[allow(unreachable_patterns)]
-                _ => 0,
-            },
-            _ => 0,
-        };
-        n = n.saturating_add(len as u64);
-    }
-    if let Some(v) = &r.structured_content {
-        n = n.saturating_add(value_heap_bytes(v));
-    }
-    n
-}
-
-/// An allocation of `bytes` as glibc's malloc holds it: an 8-byte header,
-/// rounded up to 16, at least 32.
-fn alloc_bytes(bytes: usize) -> u64 {
-    if bytes == 0 {
-        return 0;
-    }
-    ((bytes + 8).div_ceil(16) * 16).max(32) as u64
-}
-
-/// The heap a `serde_json::Value` holds beyond its own 32 bytes: a string
-/// its allocation; an array its buffer of values and what they hold; an
-/// object (a `BTreeMap`) a node of eleven slots per five entries (the
-/// least a B-tree node holds), its keys and its values. An upper bound of
-/// what the tree costs, so that a reply's `structuredContent` is counted as
-/// it is held, not as the few bytes its text makes on the wire (a search
-/// reply held about 75 times its text before this was counted).
-pub fn value_heap_bytes(v: &serde_json::Value) -> u64 {
-    use serde_json::Value;
-    /// One B-tree node of `String` keys and `Value`s: eleven of each, plus
-    /// the edges of an internal node.
-    const NODE: usize = 11 * 24 + 11 * 32 + 16 + 12 * 8;
-    match v {
-        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
-        Value::String(s) => alloc_bytes(s.capacity()),
-        Value::Array(a) => a.iter().fold(alloc_bytes(a.capacity() * 32), |n, x| {
-            n.saturating_add(value_heap_bytes(x))
-        }),
-        Value::Object(m) => {
-            let nodes = m.len().div_ceil(5).max(1);
-            m.iter()
-                .fold(alloc_bytes(NODE) * nodes as u64, |n, (k, x)| {
-                    n.saturating_add(alloc_bytes(k.capacity()))
-                        .saturating_add(value_heap_bytes(x))
-                })
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,79 +378,6 @@ mod tests {
             JsonRpcMessage::response(rmcp::model::ServerResult::empty(()), id);
         drop(flow.on_send(&msg));
         big.await.unwrap().unwrap();
-    }
-
-    fn read_plan() -> Plan {
-        Plan {
-            upfront: 64 * UNIT,
-            per_file_byte: 4,
-            most: 1000 * UNIT,
-        }
-    }
-
-    #[test]
-    fn a_call_grows_its_budget_by_the_files_it_opens() {
-        use crate::memory::Grant as _;
-        let flow = Arc::new(Flow::new(1024 * UNIT, 4));
-        let res = flow.try_reserve(64 * UNIT);
-        let budget = CallBudget::new(flow.clone(), read_plan(), res, u64::MAX, Default::default());
-        assert_eq!(flow.bytes.available_permits(), 960);
-        // A small file fits the share reserved up front.
-        budget.file_opened(UNIT).unwrap();
-        assert_eq!(flow.bytes.available_permits(), 960);
-        // A large one grows it (four bytes per byte, plus the envelope).
-        budget.file_opened(100 * UNIT).unwrap();
-        assert_eq!(flow.bytes.available_permits(), 1024 - 405);
-        // Never past the plan's most.
-        budget.file_opened(10_000 * UNIT).unwrap();
-        assert_eq!(flow.bytes.available_permits(), 23);
-        drop(budget.take());
-        assert_eq!(flow.bytes.available_permits(), 1024);
-    }
-
-    #[test]
-    fn a_call_waits_for_budget_holding_nothing_and_a_cancel_ends_the_wait() {
-        use crate::memory::Grant as _;
-        let flow = Arc::new(Flow::new(1024 * UNIT, 4));
-        let other = flow.try_reserve(900 * UNIT).unwrap();
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let budget = Arc::new(CallBudget::new(
-            flow.clone(),
-            read_plan(),
-            flow.try_reserve(64 * UNIT),
-            u64::MAX,
-            cancel.clone(),
-        ));
-        let b = budget.clone();
-        let waiter = std::thread::spawn(move || b.file_opened(100 * UNIT));
-        // It gives back its share and queues for the whole 401 (the
-        // semaphore hands the waiter what is free, so none is left free).
-        let f = flow.clone();
-        let start = std::time::Instant::now();
-        while f.bytes.available_permits() != 0 {
-            assert!(start.elapsed() < std::time::Duration::from_secs(10));
-            std::thread::yield_now();
-        }
-        drop(other);
-        assert!(waiter.join().unwrap().is_ok());
-        assert_eq!(flow.bytes.available_permits(), 1024 - 401);
-
-        // Waiting again, cancelled: an error, and nothing held.
-        let hog = flow.try_reserve(600 * UNIT).unwrap();
-        let b = budget.clone();
-        let waiter = std::thread::spawn(move || b.file_opened(200 * UNIT));
-        while f.bytes.available_permits() != 0 {
-            assert!(start.elapsed() < std::time::Duration::from_secs(10));
-            std::thread::yield_now();
-        }
-        cancel.cancel();
-        assert!(matches!(
-            waiter.join().unwrap(),
-            Err(crate::error::Error::Cancelled)
-        ));
-        assert!(budget.take().is_none());
-        drop(hog);
-        assert_eq!(flow.bytes.available_permits(), 1024);
     }
 
     #[tokio::test]

@@ -55,8 +55,9 @@ struct Inner {
 const INSTRUCTION_ROOTS: usize = 8;
 
 /// The `instructions` of the `initialize` result: the roots, how paths
-/// resolve, the reply budget and how to continue a cut reply, and the
-/// cheaper ways to read.
+/// resolve, the reply budget and how to continue a cut reply, and what the
+/// enabled tools add (the cheaper ways to read, their limits; see
+/// [`tools::notes`]).
 fn instructions(scope: &Scope, limits: &Limits, policy: &Policy) -> String {
     let roots = scope.cli_roots();
     let mut names: Vec<&str> = roots
@@ -70,8 +71,9 @@ fn instructions(scope: &Scope, limits: &Limits, policy: &Policy) -> String {
         names.push(&more);
     }
     let mut s = format!(
-        "Filesystem tools confined to the allowed directories: {}. A relative path resolves against the first one; list_allowed_directories shows those in force (the client's roots may narrow them).",
-        names.join(", ")
+        "Filesystem tools confined to the allowed directories: {}. A relative path resolves against the first one; {} shows those in force (the client's roots may narrow them).",
+        names.join(", "),
+        tools::list_allowed_directories::TOOL.name
     );
     if limits.max_reply_chars != 0 {
         s.push_str(&format!(
@@ -79,39 +81,12 @@ fn instructions(scope: &Scope, limits: &Limits, policy: &Policy) -> String {
             limits.max_reply_chars
         ));
     }
-    let search = policy.is_enabled("search_file_contents");
-    let ranges = policy.is_enabled("read_text_file");
-    match (search, ranges) {
-        (true, true) => s.push_str(" To find text, search_file_contents beats reading files; to read part of a file, read_text_file with offset and limit (lineNumbers: true numbers the lines) beats reading it whole."),
-        (true, false) => s.push_str(" To find text, search_file_contents beats reading files."),
-        (false, true) => s.push_str(" To read part of a file, read_text_file with offset and limit (lineNumbers: true numbers the lines) beats reading it whole."),
-        (false, false) => {}
-    }
-    // The limits, said once here rather than in each tool's description.
-    let reads = ["read_file", "read_text_file", "read_multiple_files"]
-        .iter()
-        .any(|t| policy.is_enabled(t));
-    if reads {
-        s.push_str(&format!(
-            " A file over {} bytes is read in parts (head, tail, or offset and limit).",
-            limits.max_read_bytes
-        ));
-    }
-    if policy.is_enabled("append_file") {
-        s.push_str(&format!(
-            " One append_file adds at most {} bytes.",
-            crate::limits::MAX_APPEND_BYTES
-        ));
-    }
-    if ["directory_tree", "search_files", "search_file_contents"]
-        .iter()
-        .any(|t| policy.is_enabled(t))
-    {
-        s.push_str(&format!(
-            " A walk stops at {} entries or {} levels and says so.",
-            limits.max_walk_entries, limits.max_walk_depth
-        ));
-    }
+    // The cheaper ways to read, and the limits, said once here rather than
+    // in each tool's description: from the enabled tools' entries.
+    s.push_str(&tools::notes::instructions(
+        |t| policy.is_enabled(t),
+        limits,
+    ));
     s
 }
 
@@ -168,25 +143,11 @@ impl Server {
         self.inner.flow.clone()
     }
 
-    /// Runs one tool call to completion, in process (used by the MCP handler
-    /// and by the fuzz targets). Returns the MCP result, or `None` when the
-    /// tool is not enabled (the caller refuses it as an unknown tool). The
-    /// result has no `structuredContent`; see [`reply`].
-    pub async fn call(
-        &self,
-        name: &str,
-        args: Value,
-        cancel: CancellationToken,
-        progress: Option<Progress>,
-    ) -> Option<CallToolResult> {
-        self.run(name, args, cancel, progress, None)
-            .await
-            .map(|(r, _)| r)
-    }
-
-    /// [`Server::call`], also returning the reply budget reserved for the
-    /// result ([`super::flow`]): taken after the roots wait, before the
-    /// tool runs.
+    /// Runs one tool call to completion, in process. Returns the MCP result
+    /// (without `structuredContent`; see [`reply`]) and the reply budget
+    /// reserved for it ([`super::flow`]): taken after the roots wait, before
+    /// the tool runs. `None` when the tool is not enabled (the caller
+    /// refuses it as an unknown tool).
     async fn run(
         &self,
         name: &str,

@@ -2,25 +2,29 @@
 //! as `rg -n` prints them, the same matches as data, and the notices that
 //! end a cut reply.
 //!
-//! Owns: how a matched or context line is printed ([`line_text`]: control
-//! characters and Unicode line separators escaped, so a line cannot forge
-//! an entry or reach a terminal), the one character budget that both forms
-//! of the reply keep on their own (the text, and `structuredContent` as
-//! compact JSON), cutting between two matches (never a whole file at once),
-//! and the notices with the room they are kept ([`notice_reserve`]).
+//! Owns: the one character budget that both forms of the reply keep on
+//! their own (the text, and `structuredContent` as compact JSON), and
+//! cutting between two matches (never a whole file at once) ([`Reply`]).
+//! How a line is printed is in `line` ([`line_text`]: control characters
+//! and Unicode line separators escaped, so a line cannot forge an entry or
+//! reach a terminal); the notices and the room they are kept
+//! ([`notice_reserve`]) are in `notices`.
 //! May touch: nothing (no I/O).
-
-use std::time::Duration;
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::limits::{
-    MAX_IGNORE_FILE_BYTES, MAX_SEARCH_LINE_BUFFER, MAX_SEARCH_LINE_BYTES, MAX_SEARCH_RESULTS,
-};
-use crate::text::budget::{chars, cursor_room};
-use crate::text::fmt::{cut, printable};
+use crate::text::budget::chars;
+use crate::text::fmt::printable;
+
+mod line;
+mod notices;
+
+use line::push_line;
+pub use line::{Line, line_text};
+use notices::{Cut, notices};
+pub use notices::{Facts, Halted, Next, content_room, notice_reserve};
 
 /// What the result lists.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -33,17 +37,6 @@ pub enum OutputMode {
     Files,
     /// Matching lines per file, as `rg -c`.
     Count,
-}
-
-/// One line of a file's result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
-    /// Its 1-based number.
-    pub number: u64,
-    /// Its text as printed ([`line_text`]).
-    pub text: String,
-    /// A matching line (else a context line).
-    pub is_match: bool,
 }
 
 /// What the search of one file gave.
@@ -63,87 +56,6 @@ pub struct Hits {
     pub size_stopped: bool,
     /// Collection stopped at its chunk's bound: the file is searched again.
     pub incomplete: bool,
-}
-
-/// A line's text as a search prints it: without its line terminator,
-/// invalid UTF-8 as U+FFFD, cut at [`MAX_SEARCH_LINE_BYTES`] with a marker,
-/// and every control character (C0 but the tab, DEL, C1) and U+2028/U+2029
-/// escaped as names are ([`printable`]'s escapes). A line holding `\r` or NEL could
-/// otherwise print a second, forged `path:line:text` entry in a renderer
-/// that breaks lines there, and ESC sequences would reach a terminal. The
-/// tab stays raw: it breaks no line, and source code is full of it.
-pub fn line_text(bytes: &[u8]) -> String {
-    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    let text = if bytes.len() <= MAX_SEARCH_LINE_BYTES {
-        String::from_utf8_lossy(bytes)
-    } else {
-        let head = bytes.get(..MAX_SEARCH_LINE_BYTES + 3).unwrap_or(bytes);
-        let head = String::from_utf8_lossy(head);
-        let kept = cut(&head, MAX_SEARCH_LINE_BYTES);
-        std::borrow::Cow::Owned(format!(
-            "{kept} [... line cut at {MAX_SEARCH_LINE_BYTES} of {} bytes]",
-            bytes.len()
-        ))
-    };
-    if !text.chars().any(needs_escape) {
-        return text.into_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn needs_escape(c: char) -> bool {
-    (c.is_control() && c != '\t') || c == '\u{2028}' || c == '\u{2029}'
-}
-
-/// Why a walk stopped early, as the notices word it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Halted {
-    /// The call's time limit passed.
-    Deadline(Duration),
-    /// `--max-entries` entries were walked.
-    Entries(usize),
-    /// Directories deeper than `--max-depth` were not entered.
-    Depth(usize),
-    /// The bound on listed paths waiting to be searched.
-    Paths(usize),
-}
-
-/// What the search found besides its matches, for the notices.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Facts {
-    /// The walk stopped early.
-    pub halted: Option<Halted>,
-    /// Files that could not be searched to the end.
-    pub failed: u64,
-    /// Ignore files not used (too big, or past the rule bounds).
-    pub big_ignore: u64,
-    /// Binary files skipped.
-    pub binary: u64,
-    /// The call asked for binary files to be searched.
-    pub binary_asked: bool,
-    /// Files searched.
-    pub searched: u64,
-}
-
-/// How a cut reply goes on.
-#[derive(Debug, Clone, Default)]
-pub enum Next {
-    /// It does not (or only by narrowing the search).
-    #[default]
-    Narrow,
-    /// From this cursor.
-    Cursor(String),
-    /// The position lies too deep below the search path for a cursor.
-    TooDeep,
 }
 
 /// The reply being built, in path order, within one character budget that
@@ -418,15 +330,6 @@ impl Reply {
     }
 }
 
-fn push_line(out: &mut String, shown: &str, l: &Line) {
-    let sep = if l.is_match { ':' } else { '-' };
-    out.push_str(shown);
-    out.push(sep);
-    out.push_str(&l.number.to_string());
-    out.push(sep);
-    out.push_str(&l.text);
-}
-
 /// Characters of `v` as compact JSON.
 fn json_chars(v: &Value) -> usize {
     serde_json::to_string(v).map_or(0, |s| chars(&s))
@@ -481,163 +384,6 @@ fn segments(group: &[Line], context: usize) -> Vec<Segment> {
     out
 }
 
-/// How a reply was cut, for the notices.
-struct Cut {
-    max_cut: bool,
-    size_cut: bool,
-    mode: OutputMode,
-    max: u64,
-    max_reply_chars: usize,
-    reserve: usize,
-    any_shown: bool,
-}
-
-/// The notices that end a reply, one a line.
-fn notices(cut: &Cut, f: &Facts, next: &Next) -> Vec<String> {
-    let mut notes = Vec::new();
-    if cut.max_cut {
-        let what = if cut.mode == OutputMode::Content {
-            "matching lines"
-        } else {
-            "files"
-        };
-        notes.push(format!(
-            "[truncated: stopped at maxResults={} {what}; more may exist]",
-            cut.max
-        ));
-    }
-    if cut.size_cut {
-        if cut.max_reply_chars == 0 {
-            notes.push(format!(
-                "[truncated: the reply reached the {}-byte bound on a search's text]",
-                crate::limits::MAX_WALK_TEXT_BYTES
-            ));
-        } else {
-            notes.push(format!(
-                "[truncated: the reply reached its {}-character limit (--max-reply-chars), of which up to {} are kept for these notices]",
-                cut.max_reply_chars, cut.reserve
-            ));
-        }
-    }
-    match f.halted {
-        Some(Halted::Deadline(d)) => notes.push(format!(
-            "[truncated: the search stopped at its time limit ({}s); not every file was searched]",
-            d.as_secs()
-        )),
-        Some(Halted::Entries(n)) => notes.push(format!(
-            "[truncated: the walk stopped after {n} entries (--max-entries)]"
-        )),
-        Some(Halted::Depth(n)) => notes.push(format!(
-            "[truncated: directories deeper than {n} levels were not searched (--max-depth)]"
-        )),
-        Some(Halted::Paths(n)) => notes.push(format!(
-            "[truncated: the walk stopped with {n} bytes of listed paths waiting to be searched]"
-        )),
-        None => {}
-    }
-    if f.failed > 0 {
-        notes.push(format!(
-            "[{} file(s) could not be searched to the end (unreadable, or a line over {MAX_SEARCH_LINE_BUFFER} bytes)]",
-            f.failed
-        ));
-    }
-    if f.big_ignore > 0 {
-        notes.push(format!(
-            "[{} ignore file(s) over {MAX_IGNORE_FILE_BYTES} bytes or past the ignore-rule bounds were not used]",
-            f.big_ignore
-        ));
-    }
-    if f.binary > 0 && !cut.any_shown && !f.binary_asked {
-        notes.push(format!(
-            "[{} binary file(s) skipped; binary: true searches them]",
-            f.binary
-        ));
-    }
-    if cut.max_cut || cut.size_cut || f.halted.is_some() {
-        let mut how = match next {
-            Next::Cursor(c) => format!(
-                "[more results follow: for the next ones call again with the same arguments and cursor: \"{c}\"; or narrow the search: a deeper path, include or excludePatterns, or a more specific pattern"
-            ),
-            Next::TooDeep => String::from(
-                "[more results follow, but the next one lies too deep below path for a cursor to name it; narrow the search: a deeper path, include or excludePatterns, or a more specific pattern",
-            ),
-            Next::Narrow => String::from(
-                "[to see more, narrow the search: a deeper path, include or excludePatterns, or a more specific pattern",
-            ),
-        };
-        if cut.max_cut && cut.max < MAX_SEARCH_RESULTS as u64 {
-            how.push_str(&format!(
-                "; or raise maxResults (up to {MAX_SEARCH_RESULTS})"
-            ));
-        }
-        if cut.size_cut {
-            how.push_str("; or use outputMode 'files' or 'count' first");
-        }
-        how.push(']');
-        notes.push(how);
-    }
-    notes
-}
-
-/// The characters a reply keeps for its notices: all of them at once, with
-/// the longest numbers (`notices` joined by newlines, after a blank line).
-pub fn notice_reserve(max_reply_chars: usize, max: u64) -> usize {
-    let cut = Cut {
-        max_cut: true,
-        size_cut: true,
-        mode: OutputMode::Content,
-        max: max.min(MAX_SEARCH_RESULTS as u64 - 1),
-        max_reply_chars: max_reply_chars.max(1),
-        reserve: usize::MAX,
-        any_shown: false,
-    };
-    let halts = [
-        Halted::Deadline(Duration::from_secs(u64::MAX)),
-        Halted::Entries(usize::MAX),
-        Halted::Depth(usize::MAX),
-        Halted::Paths(usize::MAX),
-    ]
-    .into_iter();
-    let longest = |next: &Next| {
-        halts
-            .clone()
-            .map(|h| {
-                let f = Facts {
-                    halted: Some(h),
-                    failed: u64::MAX,
-                    big_ignore: u64::MAX,
-                    binary: u64::MAX,
-                    binary_asked: false,
-                    searched: u64::MAX,
-                };
-                let notes = notices(&cut, &f, next);
-                notes.iter().map(|n| chars(n) + 1).sum::<usize>() + 2
-            })
-            .max()
-            .unwrap_or(0)
-    };
-    // The opening line when no match fits is longer than "No matches found".
-    let narrow = longest(&Next::Narrow) + 64;
-    let cursor = longest(&Next::Cursor("x".repeat(cursor_room(max_reply_chars)))) + 64;
-    // A small budget keeps no room for a cursor: its reply gives one only
-    // when the notices that apply leave room for it.
-    if max_reply_chars == 0 || cursor.saturating_mul(4) <= max_reply_chars {
-        cursor
-    } else {
-        narrow
-    }
-}
-
-/// The characters of content one reply may carry: `--max-reply-chars` less
-/// the notices' room, or, with the budget off, the walk tools' text bound.
-pub fn content_room(max_reply_chars: usize, max: u64) -> usize {
-    if max_reply_chars == 0 {
-        crate::limits::MAX_WALK_TEXT_BYTES
-    } else {
-        max_reply_chars.saturating_sub(notice_reserve(max_reply_chars, max))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -673,35 +419,6 @@ mod tests {
         // Without context, no before/after keys.
         let m = segments(&g, 0)[0].item("p", &g, 0);
         assert_eq!(m, json!({"path": "p", "line": 2, "text": "m1"}));
-    }
-
-    #[test]
-    fn long_lines_are_cut_at_a_char_boundary() {
-        assert_eq!(line_text(b"abc\n"), "abc");
-        let long = "é".repeat(400);
-        let p = line_text(long.as_bytes());
-        assert!(p.ends_with(" [... line cut at 500 of 800 bytes]"), "{p}");
-        assert!(p.starts_with(&"é".repeat(250)));
-        assert_eq!(line_text(b"\xff ok"), "\u{fffd} ok");
-    }
-
-    #[test]
-    fn line_text_cannot_forge_an_entry_or_reach_a_terminal() {
-        assert_eq!(line_text(b"a\r\n"), "a\\r");
-        assert_eq!(
-            line_text(b"hello needle\r./id_rsa:1:KEY"),
-            "hello needle\\r./id_rsa:1:KEY"
-        );
-        assert_eq!(line_text(b"x\x1b[2K\x1b[1Ay"), "x\\u{1b}[2K\\u{1b}[1Ay");
-        assert_eq!(line_text("a\u{85}b".as_bytes()), "a\\u{85}b");
-        assert_eq!(
-            line_text("a\u{2028}b\u{2029}".as_bytes()),
-            "a\\u{2028}b\\u{2029}"
-        );
-        assert_eq!(line_text(b"a\x7fb"), "a\\u{7f}b");
-        // Tabs stay, wherever they are.
-        assert_eq!(line_text(b"\tx\t\x01\t"), "\tx\t\\u{1}\t");
-        assert_eq!(line_text(b"\t\t"), "\t\t");
     }
 
     fn reply(max: u64, max_reply_chars: usize, context: usize) -> Reply {

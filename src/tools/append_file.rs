@@ -4,7 +4,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::append;
 use crate::fs::ifmatch::Condition;
@@ -19,6 +19,15 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Text,
     plan: Plan::small,
+    notes: Notes {
+        advice: None,
+        bound: Some(Bound::Own(|_| {
+            format!(
+                "One append_file adds at most {} bytes.",
+                crate::limits::MAX_APPEND_BYTES
+            )
+        })),
+    },
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

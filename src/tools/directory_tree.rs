@@ -1,22 +1,27 @@
 //! `directory_tree`: a bounded recursive JSON tree that never descends
 //! through a symlink and shows one as `"type": "symlink"`. Touches: scope,
 //! tree, glob.
+//!
+//! Owns: the tool's entry and arguments, and [`run`]: the whole tree
+//! rendered as it is walked, or a tree that outgrows the reply cut into
+//! pages. How a tree renders as pretty JSON is in `render`; a page of a
+//! cut tree, and the paged walk, are in `page`.
 
 use rmcp::schemars::{self, JsonSchema};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
-use crate::fs::tree::{self, Item, ParFold, ParVisitor, TextBudget};
-use crate::fs::walk::{Entry, Kind};
+use crate::fs::tree::{self, TextBudget};
 use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::text::budget::{Page, ReplyBudget, append_notice, chars};
 use crate::text::fmt::Truncation;
-use crate::text::fmt::{SafeJsonFormatter, is_control};
 use crate::text::glob::{ExcludeStyle, Excludes};
 
 mod page;
+mod render;
 use page::{flatten, page_nodes};
+use render::{Count, Exclude, pretty_string, render_items};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Get a recursive tree of files and directories as indented JSON. Each entry has 'name', 'type' (file/directory/symlink) and, for a directory, 'children' (possibly empty). Symbolic links are not followed.";
@@ -31,6 +36,10 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Text,
     plan: Plan::walk_tree,
+    notes: Notes {
+        advice: None,
+        bound: Some(Bound::Walk),
+    },
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 
@@ -60,274 +69,8 @@ pub struct Params {
     pub cursor: Option<String>,
 }
 
-struct Exclude<'a> {
-    excludes: &'a Excludes,
-    /// An upper bound on the rendered bytes; past [`MAX_WALK_TEXT_BYTES`]
-    /// the walk stops (indentation grows with the depth, so the entry cap
-    /// alone does not bound the text).
-    budget: TextBudget,
-}
-
-/// An upper bound on the bytes `entry` adds to the pretty JSON at `depth`
-/// (its object sits at indentation level 2 * depth - 1, two spaces each).
-fn node_bytes(entry: &Entry, depth: usize) -> usize {
-    let name: usize = if is_plain(&entry.name) {
-        entry.name.len()
-    } else {
-        entry
-            .name
-            .chars()
-            .map(|c| match c {
-                '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-                c if c.is_control() => 6,
-                c => c.len_utf8(),
-            })
-            .sum()
-    };
-    let per_level = if entry.kind == Kind::Dir { 24 } else { 16 };
-    name + per_level * depth + 64
-}
-
-impl ParVisitor for Exclude<'_> {
-    type Value = ();
-    fn visit(&self, rel: &str, entry: &Entry, depth: usize) -> Option<()> {
-        if (!self.excludes.is_empty() && self.excludes.is_match(rel)) || self.full() {
-            return None;
-        }
-        self.budget.take(node_bytes(entry, depth)).then_some(())
-    }
-
-    fn full(&self) -> bool {
-        self.budget.is_full()
-    }
-
-    fn wants_rel(&self) -> bool {
-        !self.excludes.is_empty()
-    }
-}
-
-/// Renders each directory as its pretty JSON array of nodes on the walk
-/// thread that reads it, leaving a slot for each subdirectory's array.
-impl ParFold for Exclude<'_> {
-    type Out = Rendered;
-    fn begin(&self, depth: usize, entries: usize, name_bytes: usize) -> Rendered {
-        let guess = name_bytes + entries * (16 * depth + 48) + 2;
-        Rendered {
-            text: String::with_capacity(guess.min(RESERVE_MAX_BYTES)),
-            subs: Vec::new(),
-            len: 0,
-        }
-    }
-
-    fn add(&self, out: &mut Rendered, entry: &Entry, (): (), depth: usize) -> usize {
-        let first = out.text.is_empty();
-        if first {
-            out.text.push('[');
-        }
-        open_node(&mut out.text, entry, depth, first);
-        let slot = out.subs.len();
-        if entry.kind == Kind::Dir {
-            out.subs.push((out.text.len(), None));
-        }
-        close_node(&mut out.text, depth);
-        slot
-    }
-
-    fn end(&self, out: &mut Rendered, depth: usize) {
-        if out.text.is_empty() {
-            out.text.push_str("[]");
-        } else {
-            close_array(&mut out.text, depth);
-        }
-        out.len = out.text.len() + EMPTY_ARRAY.len() * out.subs.len();
-    }
-
-    fn fill(&self, out: &mut Rendered, slot: usize, sub: Rendered) {
-        if let Some((_, place)) = out.subs.get_mut(slot) {
-            out.len = out.len - EMPTY_ARRAY.len() + sub.len;
-            *place = Some(sub);
-        }
-    }
-}
-
-/// The most a directory's rendering reserves up front (it grows past it).
-const RESERVE_MAX_BYTES: usize = 64 << 10;
-
-/// A directory's children array when it was not descended into.
-const EMPTY_ARRAY: &str = "[]";
-
-/// One directory's entries rendered as their pretty JSON array, with a
-/// slot for each subdirectory's array (`None`: `[]`), to be put at its
-/// offset in `text` (offsets in order).
-#[derive(Debug, Default)]
-struct Rendered {
-    text: String,
-    subs: Vec<(usize, Option<Rendered>)>,
-    /// The bytes of the whole rendering, subdirectories included.
-    len: usize,
-}
-
-impl Rendered {
-    /// The whole text, followed by `tail`.
-    fn join(&self, tail: &str) -> String {
-        let mut out = String::with_capacity(self.len + tail.len());
-        self.write_to(&mut out);
-        out.push_str(tail);
-        out
-    }
-
-    fn write_to(&self, out: &mut String) {
-        let mut at = 0;
-        for (offset, sub) in &self.subs {
-            out.push_str(self.text.get(at..*offset).unwrap_or_default());
-            match sub {
-                Some(sub) => sub.write_to(out),
-                None => out.push_str(EMPTY_ARRAY),
-            }
-            at = *offset;
-        }
-        out.push_str(self.text.get(at..).unwrap_or_default());
-    }
-}
-
-/// Where rendered JSON goes: a string, or a count of its bytes.
-trait Sink {
-    fn put(&mut self, s: &str);
-}
-
-impl Sink for String {
-    fn put(&mut self, s: &str) {
-        self.push_str(s);
-    }
-}
-
-/// Counts the bytes put to it.
-struct Count(usize);
-
-impl Sink for Count {
-    fn put(&mut self, s: &str) {
-        self.0 += s.len();
-    }
-}
-
-const SPACES: &str = "                                                                ";
-
-/// `levels` levels of two-space indentation.
-fn indent(out: &mut impl Sink, levels: usize) {
-    let mut n = 2 * levels;
-    while n > 0 {
-        let k = n.min(SPACES.len());
-        out.put(SPACES.get(..k).unwrap_or_default());
-        n -= k;
-    }
-}
-
-/// Whether `name` is printable ASCII with nothing to escape in JSON (the
-/// common case: such a name is written as it is).
-fn is_plain(name: &str) -> bool {
-    name.bytes()
-        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
-}
-
-/// `name` as a JSON string, as serde_json with [`SafeJsonFormatter`]
-/// writes it: `"`, `\` and C0 as serde_json escapes them, DEL and C1 as
-/// `\u00XX` too, so the text holds no raw control character.
-fn put_name(out: &mut impl Sink, name: &str) {
-    out.put("\"");
-    if is_plain(name) {
-        out.put(name);
-    } else {
-        let mut buf = [0u8; 4];
-        for c in name.chars() {
-            match c {
-                '"' => out.put("\\\""),
-                '\\' => out.put("\\\\"),
-                '\n' => out.put("\\n"),
-                '\r' => out.put("\\r"),
-                '\t' => out.put("\\t"),
-                '\u{8}' => out.put("\\b"),
-                '\u{c}' => out.put("\\f"),
-                c if is_control(c) => out.put(&format!("\\u{:04x}", c as u32)),
-                c => out.put(c.encode_utf8(&mut buf)),
-            }
-        }
-    }
-    out.put("\"");
-}
-
-/// Everything of `entry`'s node (at `depth`, the first of its array or
-/// not) before its children's array, or before its end if it has none.
-/// Entries at `depth` sit at indentation level `2 * depth - 1`, their keys
-/// one deeper: serde_json's pretty layout of the reference's nodes.
-fn open_node(out: &mut impl Sink, entry: &Entry, depth: usize, first: bool) {
-    out.put(if first { "\n" } else { ",\n" });
-    indent(out, 2 * depth - 1);
-    out.put("{\n");
-    indent(out, 2 * depth);
-    out.put("\"name\": ");
-    put_name(out, &entry.name);
-    out.put(",\n");
-    indent(out, 2 * depth);
-    out.put("\"type\": \"");
-    out.put(kind_name(entry.kind));
-    out.put("\"");
-    if entry.kind == Kind::Dir {
-        out.put(",\n");
-        indent(out, 2 * depth);
-        out.put("\"children\": ");
-    }
-}
-
-/// The end of a node at `depth`.
-fn close_node(out: &mut impl Sink, depth: usize) {
-    out.put("\n");
-    indent(out, 2 * depth - 1);
-    out.put("}");
-}
-
-/// The end of a non-empty array of nodes at `depth`.
-fn close_array(out: &mut impl Sink, depth: usize) {
-    out.put("\n");
-    indent(out, 2 * depth - 2);
-    out.put("]");
-}
-
-/// Renders walk items (at `depth`) as the reference's pretty JSON array of
-/// `{name, type, children}` nodes.
-fn render_items(out: &mut impl Sink, items: &[Item<()>], depth: usize) {
-    if items.is_empty() {
-        out.put("[]");
-        return;
-    }
-    out.put("[");
-    for (i, item) in items.iter().enumerate() {
-        open_node(out, &item.entry, depth, i == 0);
-        if item.entry.kind == Kind::Dir {
-            render_items(out, item.children.as_deref().unwrap_or(&[]), depth + 1);
-        }
-        close_node(out, depth);
-    }
-    close_array(out, depth);
-}
-
 /// How a cut tree can be narrowed.
 const NARROW: &str = "a deeper path, excludePatterns or maxDepth (\"more\": true marks a directory whose children go on)";
-
-/// Writes `v` as pretty JSON whose strings escape every control character
-/// (serde_json escapes C0; [`SafeJsonFormatter`] adds DEL and C1), so names
-/// stay exact JSON strings and no raw control character reaches the client.
-fn pretty_to<W: std::io::Write>(w: W, v: &impl Serialize) -> serde_json::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(w, SafeJsonFormatter::pretty());
-    v.serialize(&mut ser)
-}
-
-/// [`pretty_to`] into a string.
-fn pretty_string(v: &impl Serialize) -> serde_json::Result<String> {
-    let mut buf = Vec::new();
-    pretty_to(&mut buf, v)?;
-    // serde_json writes UTF-8 only.
-    Ok(String::from_utf8_lossy(&buf).into_owned())
-}
 
 /// Builds the tree.
 pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
@@ -479,162 +222,3 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
 /// The fewest characters one more node adds to a pretty page (a file with
 /// an empty name at depth 1, with its separator).
 const MIN_NODE_CHARS: usize = 40;
-
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Dir => "directory",
-        Kind::Symlink => "symlink",
-        Kind::File | Kind::Other => "file",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde::Serializer;
-    use serde::ser::{SerializeMap, SerializeSeq};
-
-    /// The reference rendering: the nodes through serde_json's pretty
-    /// printer (with [`SafeJsonFormatter`]), as tuls rendered them before
-    /// the direct renderer.
-    struct Nodes<'a>(&'a [Item<()>]);
-
-    impl Serialize for Nodes<'_> {
-        fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-            let mut seq = s.serialize_seq(Some(self.0.len()))?;
-            for item in self.0 {
-                seq.serialize_element(&Node(item))?;
-            }
-            seq.end()
-        }
-    }
-
-    struct Node<'a>(&'a Item<()>);
-
-    impl Serialize for Node<'_> {
-        fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-            let item = self.0;
-            let mut map = s.serialize_map(None)?;
-            map.serialize_entry("name", &item.entry.name)?;
-            map.serialize_entry("type", kind_name(item.entry.kind))?;
-            if item.entry.kind == Kind::Dir {
-                map.serialize_entry("children", &Nodes(item.children.as_deref().unwrap_or(&[])))?;
-            }
-            map.end()
-        }
-    }
-
-    fn node(name: &str, kind: Kind, children: Option<Vec<Item<()>>>) -> Item<()> {
-        Item {
-            entry: Entry {
-                name: name.to_owned(),
-                raw: None,
-                kind,
-                size: None,
-            },
-            value: (),
-            children,
-        }
-    }
-
-    fn bound(items: &[Item<()>], depth: usize) -> usize {
-        items
-            .iter()
-            .map(|i| {
-                node_bytes(&i.entry, depth)
-                    + i.children.as_deref().map_or(0, |c| bound(c, depth + 1))
-            })
-            .sum()
-    }
-
-    /// A deep tree of every kind of entry, with names that need escaping.
-    fn sample() -> Vec<Item<()>> {
-        let names = [
-            "a",
-            "é\"q\\",
-            "ctl\u{1}\n\t\u{8}\u{c}\r",
-            "del\u{7f}c1\u{80}\u{9b}\u{9f}nbsp\u{a0}日本🎉",
-            "x".repeat(255).leak(),
-        ];
-        let mut level: Vec<Item<()>> = Vec::new();
-        for depth in 0..40 {
-            let kind = [Kind::File, Kind::Symlink, Kind::Other][depth % 3];
-            let mut next: Vec<Item<()>> = names.iter().map(|n| node(n, kind, None)).collect();
-            next.push(node("empty", Kind::Dir, Some(Vec::new())));
-            next.push(node("not-read", Kind::Dir, None));
-            next.push(node(names[depth % names.len()], Kind::Dir, Some(level)));
-            level = next;
-        }
-        level
-    }
-
-    fn direct(items: &[Item<()>]) -> String {
-        let mut out = String::new();
-        render_items(&mut out, items, 1);
-        out
-    }
-
-    /// The fold rendering of `items`, as the walk makes it (a directory
-    /// with children is descended into; an empty one sometimes is not).
-    fn folded(v: &Exclude<'_>, items: &[Item<()>], depth: usize) -> Rendered {
-        let names = items.iter().map(|i| i.entry.name.len()).sum();
-        let mut out = v.begin(depth, items.len(), names);
-        let mut subs = Vec::new();
-        for i in items {
-            let slot = v.add(&mut out, &i.entry, (), depth);
-            if let Some(c) = i.children.as_deref()
-                && (!c.is_empty() || depth.is_multiple_of(2))
-            {
-                subs.push((slot, folded(v, c, depth + 1)));
-            }
-        }
-        v.end(&mut out, depth);
-        for (slot, sub) in subs {
-            v.fill(&mut out, slot, sub);
-        }
-        out
-    }
-
-    #[test]
-    fn direct_rendering_is_serde_json_pretty_byte_for_byte() {
-        let tree = sample();
-        let excludes = Excludes::new(&[], ExcludeStyle::BareNameAnywhere, 1024, 8).unwrap();
-        let v = Exclude {
-            excludes: &excludes,
-            budget: TextBudget::new(usize::MAX),
-        };
-        for items in [&tree[..], &tree[..1], &tree[tree.len() - 1..], &[]] {
-            let expected = pretty_string(&Nodes(items)).unwrap();
-            assert_eq!(direct(items), expected);
-            let mut count = Count(0);
-            render_items(&mut count, items, 1);
-            assert_eq!(count.0, expected.len());
-            let rendered = folded(&v, items, 1);
-            assert_eq!(rendered.len, expected.len());
-            assert_eq!(rendered.join("\n\n[note]"), format!("{expected}\n\n[note]"));
-        }
-    }
-
-    #[test]
-    fn every_character_below_u0100_is_rendered_as_serde_json_does() {
-        let items: Vec<Item<()>> = (0u32..0x100)
-            .filter_map(char::from_u32)
-            .map(|c| node(&format!("{c}x{c}"), Kind::File, None))
-            .collect();
-        assert_eq!(direct(&items), pretty_string(&Nodes(&items)).unwrap());
-    }
-
-    #[test]
-    fn node_bytes_bound_the_rendered_text() {
-        let level = sample();
-        for items in [&level[..], &level[..1], &level[level.len() - 1..]] {
-            let text = direct(items);
-            assert!(
-                text.len() <= bound(items, 1),
-                "{} > {}",
-                text.len(),
-                bound(items, 1)
-            );
-        }
-    }
-}

@@ -13,7 +13,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::atomic::{Dest, Guard};
 use crate::fs::ifmatch::Condition;
@@ -34,6 +34,7 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Versioned,
     plan: Plan::edit,
+    notes: Notes::NONE,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

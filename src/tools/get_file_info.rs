@@ -8,7 +8,7 @@ use cap_std::fs::MetadataExt;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::file;
 
@@ -25,6 +25,7 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Versioned,
     plan: Plan::small,
+    notes: Notes::NONE,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -3,7 +3,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 
 /// The tool description.
@@ -19,6 +19,7 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Text,
     plan: Plan::small,
+    notes: Notes::NONE,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

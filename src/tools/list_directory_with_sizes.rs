@@ -8,7 +8,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::list_directory::{NARROW, prefix};
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::walk::{self, Kind};
 use crate::text::budget::append_notice;
@@ -27,6 +27,7 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Text,
     plan: Plan::listing,
+    notes: Notes::NONE,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -2,11 +2,13 @@
 //! and the filesystem core.
 //!
 //! Owns: [`TOOLS`], where each tool is declared once (name, capability,
-//! title, description, annotations, input and output schema, handler);
-//! `tools/list`, the selectors, `--print-config`, dispatch and the help text
-//! all derive from it. [`dispatch`] deserializes a call's arguments strictly
-//! (unknown fields are refused) and runs the tool. Each tool lives in its
-//! own file with its `Params`, its `run` and its `TOOL` entry.
+//! title, description, annotations, input and output schema, handler, reply
+//! plan, instruction notes); `tools/list`, the selectors, `--print-config`,
+//! dispatch, the help text and the tools' part of the `initialize`
+//! instructions ([`notes::instructions`]) all derive from it. [`dispatch`]
+//! deserializes a call's arguments strictly (unknown fields are refused)
+//! and runs the tool. Each tool lives in its own file with its `Params`, its
+//! `run` and its `TOOL` entry.
 //! May touch: what the tools touch, through [`Ctx`]: the roots snapshot of
 //! the call, and the core in [`crate::fs`].
 
@@ -20,6 +22,7 @@ use crate::fs::scope::Snapshot;
 use crate::limits::Limits;
 pub use crate::memory::Plan;
 pub use crate::progress::Progress;
+pub use notes::{Bound, Notes};
 
 pub mod append_file;
 pub mod copy_file;
@@ -31,6 +34,7 @@ pub mod list_allowed_directories;
 pub mod list_directory;
 pub mod list_directory_with_sizes;
 pub mod move_file;
+pub mod notes;
 pub mod read_file;
 pub mod read_media_file;
 pub mod read_multiple_files;
@@ -146,6 +150,9 @@ pub struct Tool {
     /// reply budget reserves it before the call runs (every tool has one;
     /// a reply that outgrows it is counted at what it reserved).
     pub plan: fn(&Limits) -> Plan,
+    /// What it adds to the `initialize` instructions when it is enabled
+    /// (see [`notes`]).
+    pub notes: Notes,
     /// The handler. Blocking: call it off the async runtime.
     pub run: fn(&Ctx, Value) -> Result<Output>,
 }

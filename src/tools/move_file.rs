@@ -17,7 +17,7 @@ use rustix::fs::{AtFlags, RenameFlags};
 use rustix::io::Errno;
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::ifmatch::{self, Condition};
 use cap_std::fs::Dir;
@@ -35,6 +35,7 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Text,
     plan: Plan::small,
+    notes: Notes::NONE,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -2,7 +2,9 @@
 //! so clients and prompts written for the reference keep working. The same
 //! arguments, handler and texts. Touches: what `read_text_file` touches.
 
-use super::{Capability, Hints, OutputKind, Plan, Tool, params, read_text_file, schema};
+use super::{
+    Bound, Capability, Hints, Notes, OutputKind, Plan, Tool, params, read_text_file, schema,
+};
 
 /// The tool's entry in [`super::TOOLS`].
 pub const TOOL: Tool = Tool {
@@ -14,6 +16,10 @@ pub const TOOL: Tool = Tool {
     input: schema::<read_text_file::Params>,
     output: OutputKind::Text,
     plan: Plan::text_read,
+    notes: Notes {
+        advice: None,
+        bound: Some(Bound::Read),
+    },
     run: |ctx, args| read_text_file::run(ctx, params(NAME, args)?),
 };
 

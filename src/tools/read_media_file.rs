@@ -6,7 +6,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::Result;
 use crate::fs::file;
 use crate::fs::version::Version;
@@ -25,6 +25,7 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::VersionedMedia,
     plan: Plan::media,
+    notes: Notes::NONE,
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

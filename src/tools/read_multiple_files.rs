@@ -5,7 +5,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::file;
 use crate::fs::version::Version;
@@ -24,6 +24,10 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Versions,
     plan: Plan::batch,
+    notes: Notes {
+        advice: None,
+        bound: Some(Bound::Read),
+    },
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

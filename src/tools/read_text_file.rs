@@ -4,7 +4,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::file;
 use crate::fs::version::Version;
@@ -25,6 +25,13 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Versioned,
     plan: Plan::text_read,
+    notes: Notes {
+        advice: Some((
+            1,
+            "to read part of a file, read_text_file with offset and limit (lineNumbers: true numbers the lines) beats reading it whole",
+        )),
+        bound: Some(Bound::Read),
+    },
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -7,33 +7,40 @@
 //! The walk lists the files first (in path order); they are then searched
 //! in parallel, a chunk at a time, and merged in path order, so the result
 //! (and where a cut falls) is the same on every run.
+//!
+//! Owns: the tool's entry, its arguments and its reply plan, and [`run`],
+//! which resolves the path and puts the pieces together: the pattern and
+//! searcher from the arguments (`query`), the sink that keeps what the
+//! mode needs (`sink`), and the chunked parallel search of the walk's files
+//! (`chunks`).
 
-use std::os::fd::OwnedFd;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{
-    BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch,
-};
+use grep_searcher::Searcher;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, Plan, Tool, params, schema};
+use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
 use crate::fs::cursor::{Cursor, FLAG_AFTER, token_room};
 use crate::fs::search::{self, Bounds, Filter, Stop};
 use crate::limits::Limits;
 use crate::limits::{
-    MAX_REGEX_BYTES, MAX_REGEX_COMPILED_BYTES, MAX_REGEX_DFA_BYTES, MAX_SEARCH_CONTEXT_LINES,
-    MAX_SEARCH_LINE_BUFFER, MAX_SEARCH_RESULTS, MAX_WALK_TEXT_BYTES, SEARCH_DEADLINE_SECS,
+    MAX_SEARCH_CONTEXT_LINES, MAX_SEARCH_RESULTS, MAX_WALK_TEXT_BYTES, SEARCH_DEADLINE_SECS,
     SEARCH_DEFAULT_RESULTS,
 };
-use crate::text::glob::{ExcludeStyle, Excludes};
 pub use crate::text::matches::OutputMode;
-use crate::text::matches::{Facts, Halted, Hits, Line, Next, Reply, content_room, line_text};
+use crate::text::matches::{Facts, Halted, Next, Reply, content_room};
+
+mod chunks;
+mod query;
+mod sink;
+
+use chunks::{CHUNK_FILES, CHUNK_HELD_CHARS, Halt, Searching, Want, chunk_held_chars, search_one};
+use query::{bounded, globs, matcher, searcher};
 
 /// The position a one-file search's cursor names (only its count of matches
 /// given matters).
@@ -52,6 +59,10 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Structured(output_schema),
     plan,
+    notes: Notes {
+        advice: Some((0, "to find text, search_file_contents beats reading files")),
+        bound: Some(Bound::Walk),
+    },
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 
@@ -77,27 +88,6 @@ fn plan(l: &Limits) -> Plan {
 /// two strings), 28 per character ([`crate::mcp`] counts the heap of a
 /// built reply exactly; this is what it reserves before).
 const STRUCTURED_HEAP_PER_CHAR: u64 = 32;
-
-/// Files searched in parallel at a time, at first; results are merged in
-/// path order after each chunk, so at most one chunk is searched past a cut.
-/// The chunk doubles after each chunk merged whole, up to
-/// [`MAX_CHUNK_FILES`], so that a long search waits less often for its
-/// slowest file; after a chunk that held too much (see
-/// [`CHUNK_HELD_CHARS`]) it is as big as what fitted.
-const CHUNK_FILES: usize = 64;
-
-/// The most files searched in parallel at a time.
-const MAX_CHUNK_FILES: usize = 1024;
-
-/// Characters of matching lines the files of one chunk may hold at once
-/// (beyond its first file, whose own bounds hold): a file that would go past
-/// it stops, and is searched again at the head of the next chunk, so memory
-/// stays bounded whatever the chunk size.
-const CHUNK_HELD_CHARS: usize = 8 << 20;
-
-/// Files up to this size are read whole, with one `read(2)`, into a buffer
-/// each walk thread keeps, and searched as a slice; bigger ones as a stream.
-const SLICE_FILE_BYTES: usize = 1 << 20;
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -178,343 +168,6 @@ pub fn output_schema() -> Value {
     })
 }
 
-/// The sink: keeps what the mode needs, bounded.
-struct Collect<'a> {
-    mode: OutputMode,
-    /// Matches to keep from this file.
-    want: u64,
-    /// Matches of this file an earlier page gave, left out here (with the
-    /// context lines after them).
-    skip: u64,
-    skipped: u64,
-    /// After-context lines of a left-out match are left out too.
-    dropping: bool,
-    /// Before-context lines seen while leaving matches out.
-    before: Vec<(Option<u64>, Vec<u8>)>,
-    taken: u64,
-    chars: usize,
-    /// The reply's character budget ([`Reply::room`]).
-    max_chars: usize,
-    cur: Vec<Line>,
-    hits: Hits,
-    cancel: &'a tokio_util::sync::CancellationToken,
-    /// Characters held by the chunk's files, and whether this file is
-    /// exempt (the first of its chunk).
-    held: &'a AtomicUsize,
-    exempt: bool,
-    /// See [`chunk_held_chars`].
-    held_cap: usize,
-}
-
-impl Collect<'_> {
-    /// Keeps a line; false (and the file is incomplete) when the chunk holds
-    /// too much already.
-    fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) -> bool {
-        let text = line_text(bytes);
-        let n = text.len() + 16;
-        if !self.exempt && self.held.fetch_add(n, Ordering::Relaxed) + n > self.held_cap {
-            self.hits.incomplete = true;
-            return false;
-        }
-        self.chars += n;
-        self.cur.push(Line {
-            number: number.unwrap_or(0),
-            text,
-            is_match,
-        });
-        true
-    }
-
-    fn close(&mut self) {
-        if !self.cur.is_empty() {
-            self.hits.groups.push(std::mem::take(&mut self.cur));
-        }
-    }
-}
-
-impl Sink for Collect<'_> {
-    type Error = std::io::Error;
-
-    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> std::io::Result<bool> {
-        if self.cancel.is_cancelled() {
-            return Ok(false);
-        }
-        if self.skipped < self.skip {
-            self.skipped += 1;
-            self.before.clear();
-            self.dropping = true;
-            return Ok(true);
-        }
-        self.dropping = false;
-        for (n, bytes) in std::mem::take(&mut self.before) {
-            if self.mode == OutputMode::Content && !self.push(n, &bytes, false) {
-                return Ok(false);
-            }
-        }
-        match self.mode {
-            OutputMode::Files => {
-                self.hits.count += 1;
-                Ok(false)
-            }
-            OutputMode::Count => {
-                self.hits.count += 1;
-                Ok(true)
-            }
-            OutputMode::Content => {
-                // One more than wanted tells the merge that there is more.
-                self.hits.count += 1;
-                if self.taken >= self.want {
-                    return Ok(false);
-                }
-                if self.chars > self.max_chars {
-                    // More than one reply can carry: the reply says so.
-                    self.hits.size_stopped = true;
-                    return Ok(false);
-                }
-                self.taken += 1;
-                Ok(self.push(m.line_number(), m.bytes(), true))
-            }
-        }
-    }
-
-    fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> std::io::Result<bool> {
-        let after = *c.kind() == grep_searcher::SinkContextKind::After;
-        if self.dropping && after {
-            // After-context of a left-out match.
-            return Ok(!self.cancel.is_cancelled());
-        }
-        self.dropping = false;
-        if self.skipped < self.skip {
-            // Before-context: of a left-out match, or of the first match
-            // kept (at most `context` lines are held).
-            self.before.push((c.line_number(), c.bytes().to_vec()));
-            return Ok(!self.cancel.is_cancelled());
-        }
-        if self.mode == OutputMode::Content && !self.push(c.line_number(), c.bytes(), false) {
-            return Ok(false);
-        }
-        Ok(!self.cancel.is_cancelled())
-    }
-
-    fn context_break(&mut self, _: &Searcher) -> std::io::Result<bool> {
-        self.close();
-        Ok(true)
-    }
-
-    fn binary_data(&mut self, _: &Searcher, _: u64) -> std::io::Result<bool> {
-        self.hits.binary = true;
-        Ok(false)
-    }
-}
-
-/// Compiles the pattern, bounded.
-fn matcher(p: &Params) -> Result<RegexMatcher> {
-    if p.pattern.len() > MAX_REGEX_BYTES {
-        return Err(Error::RegexTooLong {
-            len: p.pattern.len(),
-            limit: MAX_REGEX_BYTES,
-        });
-    }
-    RegexMatcherBuilder::new()
-        .case_insensitive(p.case_insensitive)
-        .fixed_strings(p.literal)
-        .line_terminator(Some(b'\n'))
-        .size_limit(MAX_REGEX_COMPILED_BYTES)
-        .dfa_size_limit(MAX_REGEX_DFA_BYTES)
-        .build(&p.pattern)
-        .map_err(|e| {
-            let reason = e.to_string();
-            if reason.contains("exceeds size limit") {
-                Error::RegexTooBig {
-                    limit: MAX_REGEX_COMPILED_BYTES,
-                }
-            } else {
-                Error::InvalidRegex { reason }
-            }
-        })
-}
-
-fn searcher(p: &Params, context: usize) -> Searcher {
-    SearcherBuilder::new()
-        .line_number(true)
-        .before_context(context)
-        .after_context(context)
-        .binary_detection(if p.binary {
-            BinaryDetection::none()
-        } else {
-            BinaryDetection::quit(b'\0')
-        })
-        .memory_map(MmapChoice::never())
-        .heap_limit(Some(MAX_SEARCH_LINE_BUFFER))
-        .build()
-}
-
-/// Globs where one without `/` matches a name at any depth, as in `rg -g`.
-fn globs(patterns: &[String], ctx: &Ctx) -> Result<Excludes> {
-    let anywhere: Vec<String> = patterns
-        .iter()
-        .map(|p| {
-            if p.contains('/') || p.is_empty() {
-                p.clone()
-            } else {
-                format!("**/{p}")
-            }
-        })
-        .collect();
-    Excludes::new(
-        &anywhere,
-        ExcludeStyle::Literal,
-        ctx.limits.max_pattern_bytes + 3,
-        ctx.limits.max_exclude_patterns,
-    )
-}
-
-fn bounded(field: &'static str, given: u64, min: u64, max: u64) -> Result<u64> {
-    if given < min || given > max {
-        return Err(Error::ArgumentOutOfRange {
-            tool: NAME,
-            field,
-            given,
-            min,
-            max,
-        });
-    }
-    Ok(given)
-}
-
-/// When a search stops: the client cancelled, or the deadline passed.
-struct Halt<'a> {
-    cancel: &'a tokio_util::sync::CancellationToken,
-    deadline: Instant,
-    /// The reply's character budget, which also bounds what one file's
-    /// matches may collect.
-    max_chars: usize,
-    /// See [`chunk_held_chars`].
-    held_cap: usize,
-}
-
-impl Halt<'_> {
-    fn now(&self) -> bool {
-        self.cancel.is_cancelled() || Instant::now() >= self.deadline
-    }
-}
-
-/// A reader that fails once the search must stop, so a long file without
-/// matches is not read to its end after a cancel or past the deadline.
-struct Stoppable<'a, R> {
-    inner: R,
-    stop: &'a Halt<'a>,
-}
-
-impl<R: std::io::Read> std::io::Read for Stoppable<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.stop.now() {
-            return Err(std::io::Error::other("search stopped"));
-        }
-        self.inner.read(buf)
-    }
-}
-
-/// What to take from one file.
-#[derive(Debug, Clone, Copy)]
-struct Want {
-    /// Matches to keep.
-    n: u64,
-    /// Matches to leave out first (given on an earlier page).
-    skip: u64,
-}
-
-/// Searches one opened file; `held` counts the characters its chunk holds
-/// (`None`: no chunk, nothing else is held).
-fn search_one<R: std::io::Read>(
-    searcher: &mut Searcher,
-    reader: std::io::Result<R>,
-    matcher: &RegexMatcher,
-    p: &Params,
-    want: Want,
-    stop: &Halt<'_>,
-    held: Option<&AtomicUsize>,
-) -> Hits {
-    let Ok(inner) = reader else {
-        return Hits::default();
-    };
-    let reader = Stoppable { inner, stop };
-    search_with(p, want, stop, held, |sink| {
-        searcher.search_reader(matcher, reader, sink)
-    })
-}
-
-/// Searches one listed file: whole from `buf` (kept per thread) when it
-/// is at most [`SLICE_FILE_BYTES`], which takes one read, else as a stream.
-#[allow(clippy::too_many_arguments)]
-fn search_listed(
-    searcher: &mut Searcher,
-    file: std::io::Result<search::FdReader>,
-    buf: &mut Vec<u8>,
-    matcher: &RegexMatcher,
-    p: &Params,
-    want: Want,
-    stop: &Halt<'_>,
-    held: Option<&AtomicUsize>,
-) -> Hits {
-    let Ok(mut file) = file else {
-        return Hits::default();
-    };
-    match file.read_small(buf, SLICE_FILE_BYTES) {
-        Ok(true) => search_with(p, want, stop, held, |sink| {
-            searcher.search_slice(matcher, buf, sink)
-        }),
-        Ok(false) => {
-            let reader = std::io::Read::chain(std::io::Cursor::new(buf.as_slice()), file);
-            search_one(searcher, Ok(reader), matcher, p, want, stop, held)
-        }
-        Err(_) => Hits {
-            searched: true,
-            failed: true,
-            ..Hits::default()
-        },
-    }
-}
-
-/// Runs `search` with a fresh sink and returns what it collected.
-fn search_with(
-    p: &Params,
-    want: Want,
-    stop: &Halt<'_>,
-    held: Option<&AtomicUsize>,
-    search: impl FnOnce(&mut Collect<'_>) -> std::io::Result<()>,
-) -> Hits {
-    let alone = AtomicUsize::new(0);
-    let mut sink = Collect {
-        mode: p.output_mode,
-        want: want.n,
-        skip: want.skip,
-        skipped: 0,
-        dropping: false,
-        before: Vec::new(),
-        taken: 0,
-        chars: 0,
-        max_chars: stop.max_chars,
-        cur: Vec::new(),
-        hits: Hits {
-            searched: true,
-            ..Hits::default()
-        },
-        cancel: stop.cancel,
-        held: held.unwrap_or(&alone),
-        exempt: held.is_none(),
-        held_cap: stop.held_cap,
-    };
-    let res = search(&mut sink);
-    sink.close();
-    let mut hits = sink.hits;
-    // A file cut by the stop is not "failed": the stop is reported itself.
-    if res.is_err() && !stop.now() {
-        hits.failed = true;
-    }
-    hits
-}
-
 /// How long a call may run: [`SEARCH_DEADLINE_SECS`]. Debug builds only:
 /// `TULS_DEBUG_SEARCH_DEADLINE_MS` shortens it, so the tests can reach it.
 fn deadline_after() -> Duration {
@@ -523,126 +176,6 @@ fn deadline_after() -> Duration {
         Duration::from_millis,
         Duration::from_secs(SEARCH_DEADLINE_SECS),
     )
-}
-
-/// The search of a directory: takes the walk's files a chunk at a time,
-/// searches each chunk in parallel (one searcher per walk thread, kept from
-/// chunk to chunk) and merges it into the reply in path order.
-struct Searching<'a, 'r> {
-    pool: &'a rayon::ThreadPool,
-    /// Per walk thread: its searcher (and buffers) and its last directory.
-    states: &'a [Mutex<(Searcher, search::DirCache, Vec<u8>)>],
-    start: &'a OwnedFd,
-    matcher: &'a RegexMatcher,
-    p: &'a Params,
-    halt: &'a Halt<'a>,
-    progress: &'a (dyn Fn(u64) + Sync),
-    reply: &'r mut Reply,
-    chunk: usize,
-    searched: u64,
-    binary: u64,
-    failed: u64,
-    /// The deadline passed between chunks.
-    late: bool,
-    /// The file a cursor resumes in, and its matches already given.
-    resume: Option<(&'a [u8], u64)>,
-    /// Where the reply was cut: the file, and its matches it gave in all.
-    cut: Option<(Vec<u8>, u64)>,
-}
-
-impl Searching<'_, '_> {
-    /// Matches of the file at `rel` given on earlier pages.
-    fn skip_of(&self, rel: &[u8]) -> u64 {
-        self.resume.filter(|(r, _)| *r == rel).map_or(0, |(_, n)| n)
-    }
-}
-
-impl search::Consume for Searching<'_, '_> {
-    fn chunk(&self) -> usize {
-        self.chunk
-    }
-
-    fn take(&mut self, files: Vec<Vec<u8>>) -> bool {
-        use rayon::prelude::*;
-        let mut from = 0;
-        while from < files.len() {
-            let end = files.len().min(from + self.chunk);
-            let Some(part) = files.get(from..end) else {
-                break;
-            };
-            if self.halt.cancel.is_cancelled() {
-                return false;
-            }
-            if Instant::now() >= self.halt.deadline {
-                self.late = true;
-                return false;
-            }
-            let want = self.reply.wanted();
-            let held = AtomicUsize::new(0);
-            let (states, start, matcher, p, halt) =
-                (self.states, self.start, self.matcher, self.p, self.halt);
-            let this = &*self;
-            let results: Vec<Hits> = self.pool.install(|| {
-                part.par_iter()
-                    .enumerate()
-                    .map(|(k, rel)| {
-                        let i = rayon::current_thread_index().unwrap_or(0);
-                        let Some(state) = states.get(i % states.len().max(1)) else {
-                            return Hits::default();
-                        };
-                        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-                        let (s, dirs, buf) = &mut *st;
-                        let held = (k > 0).then_some(&held);
-                        let file = search::open_listed_in(dirs, start, rel);
-                        let want = Want {
-                            n: want,
-                            skip: this.skip_of(rel),
-                        };
-                        search_listed(s, file, buf, matcher, p, want, halt, held)
-                    })
-                    .collect()
-            });
-            let mut merged = 0;
-            for (rel, hits) in part.iter().zip(results) {
-                if hits.incomplete {
-                    break;
-                }
-                merged += 1;
-                self.searched += u64::from(hits.searched);
-                if hits.binary {
-                    self.binary += 1;
-                    continue;
-                }
-                self.failed += u64::from(hits.failed);
-                if !self.reply.done() {
-                    let path = format!("{}{}", self.reply.prefix(), String::from_utf8_lossy(rel));
-                    self.reply.add_file(&path, hits);
-                    if let Some(n) = self.reply.cut_at() {
-                        self.cut = Some((rel.clone(), self.skip_of(rel) + n));
-                    }
-                }
-            }
-            from += merged.max(1);
-            (self.progress)(self.searched);
-            if self.reply.done() {
-                return false;
-            }
-            // A chunk that held too much: the next one is as big as what
-            // fitted, then grows again.
-            self.chunk = if merged < part.len() {
-                merged.max(1)
-            } else {
-                (self.chunk * 2).min(MAX_CHUNK_FILES)
-            };
-        }
-        true
-    }
-}
-
-/// [`CHUNK_HELD_CHARS`]. Debug builds only: `TULS_DEBUG_CHUNK_HELD_CHARS`
-/// lowers it, so the tests can reach it with small files.
-fn chunk_held_chars() -> usize {
-    crate::limits::debug_bound("TULS_DEBUG_CHUNK_HELD_CHARS", |n| n, CHUNK_HELD_CHARS)
 }
 
 /// Runs the search.

@@ -4,7 +4,9 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use super::{Capability, Ctx, Hints, Output, OutputKind, PageEnd, Plan, Tool, params, schema};
+use super::{
+    Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, PageEnd, Plan, Tool, params, schema,
+};
 use crate::error::Result;
 use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
 use crate::fs::pager::{self, Flow, Halt, Visit};
@@ -32,6 +34,10 @@ pub const TOOL: Tool = Tool {
     input: schema::<Params>,
     output: OutputKind::Text,
     plan: Plan::walk_tree,
+    notes: Notes {
+        advice: None,
+        bound: Some(Bound::Walk),
+    },
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 

@@ -8,16 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::util::{Server, TestEnv};
-
-fn version_of(bytes: &[u8]) -> String {
-    let hash = blake3::hash(bytes);
-    let hex: String = hash.as_bytes()[..20]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("b3:{hex}")
-}
+use crate::util::{Server, TestEnv, version_of};
 
 fn lines(log: &Path) -> Vec<Value> {
     std::fs::read_to_string(log)

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::util::{Server, TestEnv};
+use crate::util::{Server, TestEnv, assert_within};
 
 /// In a file outside the root; never in a reply.
 const CANARY: &str = "CANARY-c0r5";
@@ -31,11 +31,6 @@ fn cursor_of(text: &str) -> Option<String> {
     let i = text.rfind("cursor: \"")? + "cursor: \"".len();
     let end = text[i..].find('"')?;
     Some(text[i..i + end].to_owned())
-}
-
-fn assert_within(text: &str, max: usize) {
-    let n = text.chars().count();
-    assert!(n <= max, "reply of {n} characters over the {max} budget");
 }
 
 /// Names that sort differently as paths and as components (`a` < `a-b` <

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::util::proc::status_kib;
-use crate::util::{RawServer, TestEnv, bin, file_uri, raw_error, raw_reply};
+use crate::util::{RawServer, TestEnv, answer_roots, bin, file_uri, raw_error, raw_reply};
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -187,11 +187,6 @@ fn next_roots_request(raw: &mut RawServer, wait: Duration) -> Option<Value> {
         }
     }
     None
-}
-
-fn answer_roots(raw: &mut RawServer, id: &Value, uris: &[String]) {
-    let roots: Vec<Value> = uris.iter().map(|u| json!({ "uri": u })).collect();
-    raw.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"roots": roots}}));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::util::{RawServer, Server, TestEnv};
+use crate::util::{RawServer, Server, TestEnv, assert_within};
 
 const BUDGET: usize = 2000;
 
@@ -32,11 +32,6 @@ fn number_after(notice: &str, key: &str) -> usize {
         .collect::<String>()
         .parse()
         .expect("a number")
-}
-
-fn assert_within(text: &str, max: usize) {
-    let n = text.chars().count();
-    assert!(n <= max, "reply of {n} characters over the {max} budget");
 }
 
 fn mixed_text() -> String {

@@ -5,8 +5,7 @@
 //! and threads from `/proc`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Command, Stdio};
+use std::io::{BufRead as _, Write as _};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -14,11 +13,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::util::*;
-
-fn call(id: u64, tool: &str, args: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": tool, "arguments": args}})
-}
 
 /// Replies (not notifications, not server requests) read until `quiet`
 /// passes without a message, by id.
@@ -34,50 +28,6 @@ fn replies_until_quiet(server: &mut RawServer, quiet: Duration) -> BTreeMap<Stri
 
 fn count_dir(path: String) -> usize {
     std::fs::read_dir(path).map(|d| d.count()).unwrap_or(0)
-}
-
-/// A tuls session over `root` driven by hand (its replies may go unread):
-/// spawned with `extra` flags, `initialize`d and `initialized`.
-struct Session {
-    child: std::process::Child,
-    pid: u32,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-fn session(root: std::path::PathBuf, extra: &[&str]) -> Session {
-    let mut child = Command::new(bin())
-        .arg("filesystem")
-        .arg(root)
-        .args(extra)
-        .args(["--log-level", "error"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn tuls");
-    let pid = child.id();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}});
-    writeln!(stdin, "{init}").expect("write");
-    let mut line = Vec::new();
-    stdout
-        .read_until(b'\n', &mut line)
-        .expect("initialize answer");
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .expect("write");
-    Session {
-        child,
-        pid,
-        stdin,
-        stdout,
-    }
 }
 
 /// [`session`] with a reply budget of `budget` bytes and no reply cap.
@@ -378,12 +328,8 @@ fn a_file_growing_while_it_is_read_does_not_escape_the_reply_budget() {
             }
         })
     };
-    let Session {
-        mut child,
-        pid,
-        mut stdin,
-        stdout: _stdout,
-    } = budgeted(env.root(), BUDGET);
+    let mut s = budgeted(env.root(), BUDGET);
+    let (pid, mut stdin) = (s.pid, s.take_stdin());
     let base = status_kib(pid, "VmRSS");
     // Written from a thread: the server may stop reading (back-pressure).
     let path = env.path_str("grow.log");
@@ -415,8 +361,8 @@ fn a_file_growing_while_it_is_read_does_not_escape_the_reply_budget() {
         std::thread::sleep(Duration::from_millis(50));
     }
     stop.store(true, Ordering::Relaxed);
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = s.child.kill();
+    let _ = s.child.wait();
     let _ = appender.join();
     let _ = writer.join();
     if let Some(hwm) = over {
@@ -471,13 +417,9 @@ fn a_reused_id_gets_as_many_replies_as_on_rmcps_path() {
 fn a_closed_stdout_does_not_hang_the_end_of_the_session() {
     let env = TestEnv::new();
     env.write("a.txt", "x".repeat(100_000));
-    let Session {
-        mut child,
-        mut stdin,
-        stdout,
-        ..
-    } = session(env.root(), &[]);
-    drop(stdout);
+    let mut s = session(env.root(), &[]);
+    let mut stdin = s.take_stdin();
+    drop(s.stdout.take());
     for id in 1..=300 {
         let req = call(id, "read_text_file", json!({"path": env.path_str("a.txt")}));
         if writeln!(stdin, "{req}").is_err() {
@@ -487,11 +429,11 @@ fn a_closed_stdout_does_not_hang_the_end_of_the_session() {
     drop(stdin);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        if child.try_wait().expect("try_wait").is_some() {
+        if s.child.try_wait().expect("try_wait").is_some() {
             break;
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
+            let _ = s.child.kill();
             panic!("tuls did not exit after its stdout closed and its input ended");
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -521,12 +463,9 @@ fn batches_waiting_for_more_budget_hold_nothing_uncounted() {
     let line = "0123456789abcdef".repeat(4).add_line();
     env.write("f1.txt", line.repeat(48_000)); // ~3 MiB
     env.write("f2.txt", line.repeat(16_000)); // ~1 MiB
-    let Session {
-        mut child,
-        pid,
-        mut stdin,
-        mut stdout,
-    } = budgeted(env.root(), BUDGET);
+    let mut s = budgeted(env.root(), BUDGET);
+    let (pid, mut stdin) = (s.pid, s.take_stdin());
+    let mut stdout = s.stdout.take().expect("stdout");
     // Slow calls, paced so that the queue stalls and workers are added.
     for id in 1..=32 {
         let req = call(
@@ -585,8 +524,8 @@ fn batches_waiting_for_more_budget_hold_nothing_uncounted() {
         last = hwm;
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = s.child.kill();
+    let _ = s.child.wait();
     let _ = writer.join();
     eprintln!(
         "review_edge: {threads} threads, {workers} workers; RSS {base} KiB (peak before {hwm_before} KiB) -> peak {last} KiB, limit {limit} KiB"
@@ -702,12 +641,8 @@ fn edits_with_large_new_text_stay_within_the_reply_budget() {
     const NEW: usize = 2 << 20;
     let env = TestEnv::new();
     env.write("tiny.txt", "a\n");
-    let Session {
-        mut child,
-        pid,
-        mut stdin,
-        stdout: _stdout,
-    } = budgeted(env.root(), BUDGET);
+    let mut s = budgeted(env.root(), BUDGET);
+    let (pid, mut stdin) = (s.pid, s.take_stdin());
     let base = status_kib(pid, "VmRSS");
     let path = env.path_str("tiny.txt");
     let writer = std::thread::spawn(move || {
@@ -737,8 +672,8 @@ fn edits_with_large_new_text_stay_within_the_reply_budget() {
         last = hwm;
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = s.child.kill();
+    let _ = s.child.wait();
     let _ = writer.join();
     eprintln!("review_edge: edits: RSS {base} KiB -> peak {last} KiB, limit {limit} KiB");
     if over.is_some() {
@@ -761,12 +696,8 @@ fn numbered_reads_of_empty_lines_stay_within_the_reply_budget() {
     const READS: u64 = 40;
     let env = TestEnv::new();
     env.write("nl.txt", "\n".repeat(1 << 20));
-    let Session {
-        mut child,
-        pid,
-        mut stdin,
-        stdout: _stdout,
-    } = budgeted(env.root(), BUDGET);
+    let mut s = budgeted(env.root(), BUDGET);
+    let (pid, mut stdin) = (s.pid, s.take_stdin());
     let base = status_kib(pid, "VmRSS");
     let path = env.path_str("nl.txt");
     let writer = std::thread::spawn(move || {
@@ -789,8 +720,8 @@ fn numbered_reads_of_empty_lines_stay_within_the_reply_budget() {
         last = status_kib(pid, "VmHWM");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = s.child.kill();
+    let _ = s.child.wait();
     let _ = writer.join();
     eprintln!("review_edge: numbered reads: RSS {base} KiB -> peak {last} KiB, limit {limit} KiB");
     assert!(

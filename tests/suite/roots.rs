@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{RawServer, Reply, Server, TestEnv, file_uri, raw_reply, wait_until};
+use crate::util::{
+    RawServer, Reply, Server, TestEnv, answer_roots, file_uri, raw_reply, wait_until,
+};
 
 /// `B/root/{top.txt, sub/inner.txt, other/o.txt}`.
 fn env() -> TestEnv {
@@ -276,11 +278,6 @@ fn next_roots_request(raw: &mut RawServer) -> Value {
         "no roots/list request from the server; saw {seen:?}\nstderr:\n{}",
         raw.stderr()
     );
-}
-
-fn answer_roots(raw: &mut RawServer, id: &Value, uris: &[String]) {
-    let roots: Vec<Value> = uris.iter().map(|u| json!({ "uri": u })).collect();
-    raw.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"roots": roots}}));
 }
 
 /// Sends a `read_text_file` call without waiting; returns its id.

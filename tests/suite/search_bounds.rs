@@ -6,8 +6,8 @@
 //! truth only: VmHWM from `/proc`, reply sizes counted on the wire, matches
 //! compared with `rg`.
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Command, Stdio};
+use std::io::{BufRead as _, Write as _};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -15,59 +15,6 @@ use serde_json::{Value, json};
 use crate::util::*;
 
 const TOOL: &str = "search_file_contents";
-
-fn call(id: u64, tool: &str, args: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": tool, "arguments": args}})
-}
-
-/// A hand-driven session (its replies may go unread).
-struct Session {
-    child: std::process::Child,
-    pid: u32,
-    stdin: Option<std::process::ChildStdin>,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn session(root: &std::path::Path, extra: &[&str]) -> Session {
-    let mut child = Command::new(bin())
-        .arg("filesystem")
-        .arg(root)
-        .args(extra)
-        .args(["--log-level", "error"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn tuls");
-    let pid = child.id();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}});
-    writeln!(stdin, "{init}").expect("write");
-    let mut line = Vec::new();
-    stdout.read_until(b'\n', &mut line).expect("initialize");
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .expect("write");
-    Session {
-        child,
-        pid,
-        stdin: Some(stdin),
-        stdout,
-    }
-}
 
 /// The peak RSS (VmHWM) of `pid` while `secs` pass, in KiB.
 fn peak_over(pid: u32, secs: u64) -> u64 {
@@ -98,7 +45,7 @@ fn unread_search_replies_stay_within_the_reply_budget() {
     let env = TestEnv::new();
     env.write("a.txt", "a\n".repeat(5000));
     let budget = BUDGET.to_string();
-    let mut s = session(&env.root(), &["--max-pending-reply-bytes", &budget]);
+    let mut s = session(env.root(), &["--max-pending-reply-bytes", &budget]);
     let base = status_kib(s.pid, "VmRSS");
     let mut stdin = s.stdin.take().expect("stdin");
     let writer = std::thread::spawn(move || {
@@ -129,7 +76,7 @@ fn unread_search_replies_stay_within_the_reply_budget() {
     let mut line = String::new();
     while seen.len() < CALLS as usize && Instant::now() < deadline {
         line.clear();
-        if s.stdout.read_line(&mut line).unwrap_or(0) == 0 {
+        if s.out().read_line(&mut line).unwrap_or(0) == 0 {
             break;
         }
         let msg: Value = serde_json::from_str(&line).expect("a JSON line");
@@ -170,13 +117,13 @@ fn planted_ignore_files_cannot_take_the_memory() {
     env.write(".gitignore", "skipped.txt\n");
     env.write("skipped.txt", "needle\n");
     env.write(".git/HEAD", "ref: refs/heads/main\n");
-    let mut s = session(&env.root(), &[]);
+    let mut s = session(env.root(), &[]);
     let base = status_kib(s.pid, "VmRSS");
     let mut stdin = s.stdin.take().expect("stdin");
     let req = call(1, TOOL, json!({"path": ".", "pattern": "needle"}));
     writeln!(stdin, "{req}").expect("write");
     let mut line = String::new();
-    s.stdout.read_line(&mut line).expect("a reply");
+    s.out().read_line(&mut line).expect("a reply");
     let peak = status_kib(s.pid, "VmHWM");
     let msg: Value = serde_json::from_str(&line).expect("JSON");
     let text = msg["result"]["content"][0]["text"]
@@ -210,7 +157,7 @@ fn planted_ignore_files_cannot_take_the_memory() {
     let req = call(2, TOOL, json!({"path": ".", "pattern": "needle"}));
     writeln!(stdin, "{req}").expect("write");
     line.clear();
-    s.stdout.read_line(&mut line).expect("a reply");
+    s.out().read_line(&mut line).expect("a reply");
     let peak = status_kib(s.pid, "VmHWM");
     let msg: Value = serde_json::from_str(&line).expect("JSON");
     let text = msg["result"]["content"][0]["text"]

@@ -13,18 +13,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::util::{Server, TestEnv};
-
-/// The version of `bytes`, computed here from the definition (BLAKE3, the
-/// first 160 bits in hex, after `b3:`), not by the server.
-fn version_of(bytes: &[u8]) -> String {
-    let hash = blake3::hash(bytes);
-    let hex: String = hash.as_bytes()[..20]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("b3:{hex}")
-}
+use crate::util::{Server, TestEnv, version_of};
 
 fn disk_version(path: &Path) -> String {
     version_of(&std::fs::read(path).expect("read from disk"))

@@ -57,3 +57,10 @@ pub fn assert_err(reply: &Reply, expected: &str) {
         reply.raw
     );
 }
+
+/// A reply text of at most `max` characters (the reply budget).
+#[track_caller]
+pub fn assert_within(text: &str, max: usize) {
+    let n = text.chars().count();
+    assert!(n <= max, "reply of {n} characters over the {max} budget");
+}

@@ -15,6 +15,9 @@
 //!   share it between std threads.
 //! * [`raw`]: [`RawServer`], a line-level JSON-RPC client over std pipes, for
 //!   malformed, oversized or otherwise hand-made messages.
+//! * [`session`]: [`Session`], a session over std pipes whose replies may go
+//!   unread (back-pressure and memory tests), and [`call`], a `tools/call`
+//!   request for it.
 //! * [`cli`]: [`run_cli`] runs the binary to completion
 //!   (see also [`Server::start_expect_fail`]).
 //! * [`reply`] and [`assert`]: what a call returns ([`Reply`], [`RpcError`]) and
@@ -108,6 +111,17 @@ pub fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// The `version` tuls gives a file holding `bytes` (BLAKE3, first 20
+/// bytes, as `b3:` and hex).
+pub fn version_of(bytes: &[u8]) -> String {
+    let hash = blake3::hash(bytes);
+    let hex: String = hash.as_bytes()[..20]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("b3:{hex}")
+}
+
 /// A (UTF-8) path as a `String`, for `json!` arguments and expected texts.
 pub fn path_string(path: impl AsRef<Path>) -> String {
     path.as_ref()
@@ -134,6 +148,7 @@ pub mod raw;
 pub mod reply;
 pub mod require;
 pub mod server;
+pub mod session;
 pub mod snapshot;
 
 pub use self::assert::*;
@@ -144,6 +159,7 @@ pub use self::raw::*;
 pub use self::reply::*;
 pub use self::require::*;
 pub use self::server::*;
+pub use self::session::*;
 pub use self::snapshot::*;
 
 /// Every tool, in `tools/list` order: written out here, independently of the

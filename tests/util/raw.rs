@@ -285,6 +285,12 @@ pub fn raw_error(response: &Value) -> RpcError {
     }
 }
 
+/// Answers the server's `roots/list` request `id` with these root URIs.
+pub fn answer_roots(raw: &mut RawServer, id: &Value, uris: &[String]) {
+    let roots: Vec<Value> = uris.iter().map(|u| json!({ "uri": u })).collect();
+    raw.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"roots": roots}}));
+}
+
 fn truncate(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;

@@ -5,7 +5,8 @@
 use serde::Serialize;
 
 use super::super::{PageEnd, walk_cut_notice};
-use super::{NARROW, Sink, close_node, kind_name, open_node, pretty_string};
+use super::NARROW;
+use super::render::{Sink, close_node, kind_name, open_node, pretty_string};
 use crate::error::{Error, Result};
 use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
 use crate::fs::pager::{self, Flow, Halt, Visit};

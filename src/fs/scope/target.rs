@@ -1,0 +1,269 @@
+//! A resolved client path ([`Target`]): a root and the components beneath
+//! it, and what may be done through it (open a directory, stat, check a
+//! write against the path rules, start a walk, split off the leaf); and the
+//! check that a handle is still reached from its root.
+//! May touch: the root handles, to open directories beneath them
+//! ([`Target::open_dir`], the one way to open a directory a client names).
+
+use std::sync::Arc;
+
+use cap_fs_ext::DirExt;
+use cap_std::fs::Dir;
+
+use crate::error::{Error, Result};
+use crate::fs::canon::Walked;
+use crate::fs::roots::Root;
+use crate::rules::{Effect, Hide};
+
+/// A resolved client path: a root and the components beneath it.
+///
+/// When path rules are in force for its root, the path has been walked
+/// ([`crate::fs::canon::walk`]): operations go through the handle the walk produced
+/// ([`Target::dir`], [`Target::open_dir`]) and the rules' verdict is in
+/// force ([`Target::check_write`]). Without rules, they go through the root
+/// handle and the kernel's beneath resolution, as before.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The root the path lies under.
+    pub root: Arc<Root>,
+    /// Components beneath the root (may contain `.` and non-climbing `..`),
+    /// as the client spelled them: for display, not for opening.
+    pub segs: Vec<String>,
+    /// Whether the client's path ended in `/`.
+    pub trailing_slash: bool,
+    /// The path exactly as the client gave it, for messages.
+    pub given: String,
+    /// The rule walk's result, when rules are in force.
+    pub(super) walked: Option<Walked>,
+}
+
+impl Target {
+    /// The path beneath [`Target::dir`], for cap-std calls.
+    pub fn rel(&self) -> String {
+        let segs = match &self.walked {
+            Some(w) => &w.rel,
+            None => &self.segs,
+        };
+        if segs.is_empty() {
+            return ".".to_owned();
+        }
+        let mut s = segs.join("/");
+        if self.trailing_slash {
+            s.push('/');
+        }
+        s
+    }
+
+    /// The path beneath the root's own handle: the canonical one when the
+    /// rule walk ran, else the client's components.
+    pub fn root_rel(&self) -> String {
+        match &self.walked {
+            Some(w) if w.local.is_empty() => ".".to_owned(),
+            Some(w) => w.local.clone(),
+            None => self.rel(),
+        }
+    }
+
+    /// The handle [`Target::rel`] is beneath: the root's, or the directory
+    /// the rule walk opened. A path the rules hide, or one the walk could not
+    /// go through, is the error a missing path would be (each caller words
+    /// it with its own operation, so every tool answers as for a missing
+    /// path).
+    pub fn dir(&self) -> std::io::Result<&Dir> {
+        match &self.walked {
+            None => Ok(&self.root.dir),
+            Some(w) => match w.void {
+                Some(errno) => Err(errno.into()),
+                None => Ok(&w.base),
+            },
+        }
+    }
+
+    /// Opens the directory this target names beneath its root (following
+    /// in-root symlinks). `op` names the operation in an error (`scandir`,
+    /// `open`).
+    pub fn open_dir(&self, op: &'static str) -> Result<Dir> {
+        let io = |e: std::io::Error| Error::io(op, &self.given, &e);
+        let Some(w) = &self.walked else {
+            return self.root.dir.open_dir(self.rel()).map_err(io);
+        };
+        let base = self.dir().map_err(io)?;
+        if let Some(held) = &w.held {
+            return held.try_clone().map_err(io);
+        }
+        // The walk found no directory there: whatever is there now is
+        // opened without following a link (one swapped in since the walk
+        // would lead where the rules were not checked).
+        base.open_dir_nofollow(self.leaf_name(w).map_err(io)?)
+            .map_err(io)
+    }
+
+    /// The final name of a walked target that is not a directory, without
+    /// a trailing slash (which would make the kernel follow a link). With
+    /// the slash, the error the kernel gives for a non-directory.
+    fn leaf_name<'a>(&self, w: &'a Walked) -> std::io::Result<&'a str> {
+        let name = w.rel.first().map_or(".", String::as_str);
+        if self.trailing_slash {
+            let errno = if w.missing {
+                rustix::io::Errno::NOENT
+            } else {
+                rustix::io::Errno::NOTDIR
+            };
+            return Err(errno.into());
+        }
+        Ok(name)
+    }
+
+    /// The metadata of what this target names, following a final in-root
+    /// symlink (`op` names the operation in an error).
+    pub fn metadata(&self, op: &'static str) -> Result<cap_std::fs::Metadata> {
+        let io = |e: std::io::Error| Error::io(op, &self.given, &e);
+        match &self.walked {
+            None => self.root.dir.metadata(self.rel()).map_err(io),
+            Some(w) => {
+                let dir = self.dir().map_err(io)?;
+                match &w.held {
+                    Some(held) => held.dir_metadata().map_err(io),
+                    // The walk resolved a final link already.
+                    None => dir
+                        .symlink_metadata(self.leaf_name(w).map_err(io)?)
+                        .map_err(io),
+                }
+            }
+        }
+    }
+
+    /// Refuses a write (`op` names it in the error) to a path the rules
+    /// make read-only, or hide, or that the walk could not reach.
+    pub fn check_write(&self, op: &'static str) -> Result<()> {
+        let Some(w) = &self.walked else {
+            return Ok(());
+        };
+        if let Some(errno) = w.void {
+            return Err(Error::io(op, &self.given, &errno.into()));
+        }
+        match w.effect {
+            Effect::None => Ok(()),
+            Effect::Hidden => Err(Error::io(op, &self.given, &rustix::io::Errno::NOENT.into())),
+            Effect::ReadOnly => Err(Error::Protected {
+                path: self.given.clone(),
+            }),
+        }
+    }
+
+    /// The rule walk's result, when rules are in force.
+    pub fn walked(&self) -> Option<&Walked> {
+        self.walked.as_ref()
+    }
+
+    /// Opens the directory this target names as the start of a walk, with
+    /// the rules the walk must check each entry against (when some rule may
+    /// hide one): the only way a walk starts.
+    pub fn walk_start(&self, op: &'static str) -> Result<Start> {
+        let dir = self.open_dir(op)?;
+        let hide = self
+            .walked
+            .as_ref()
+            .and_then(|w| Hide::new(&self.root.rules, self.root.rule_path(&w.local)));
+        Ok(Start { dir, hide })
+    }
+
+    /// The canonical path of this target's parent beneath the root handle,
+    /// for [`still_reached`] (walked targets only).
+    pub fn parent_local(&self) -> Option<String> {
+        let w = self.walked.as_ref()?;
+        let end = w.parent_end?;
+        Some(match w.local.get(..end) {
+            Some("") | None => ".".to_owned(),
+            Some(p) => p.to_owned(),
+        })
+    }
+
+    /// An absolute spelling under the root's display path, for output.
+    pub fn display(&self) -> String {
+        join_display(&self.root.display, &self.segs)
+    }
+
+    /// Splits into the parent's relative path and a final name that is a
+    /// plain entry name (not empty, `.` or `..`), for "act on the parent,
+    /// name the leaf" operations.
+    pub fn parent_and_leaf(&self) -> Result<(String, String)> {
+        if let Some(w) = &self.walked {
+            // The lexical checks first, for the same messages.
+            self.lexical_parent_and_leaf()?;
+            return match w.rel.split_last() {
+                Some((leaf, parent)) if !parent.is_empty() => Ok((parent.join("/"), leaf.clone())),
+                Some((leaf, _)) => Ok((".".to_owned(), leaf.clone())),
+                None => Err(Error::InvalidPath {
+                    path: self.given.clone(),
+                    reason: "names an allowed directory itself",
+                }),
+            };
+        }
+        self.lexical_parent_and_leaf()
+    }
+
+    fn lexical_parent_and_leaf(&self) -> Result<(String, String)> {
+        let Some((leaf, parent)) = self.segs.split_last() else {
+            return Err(Error::InvalidPath {
+                path: self.given.clone(),
+                reason: "names an allowed directory itself",
+            });
+        };
+        if leaf == "." || leaf == ".." {
+            return Err(Error::InvalidPath {
+                path: self.given.clone(),
+                reason: "the final component must be a name, not '.' or '..'",
+            });
+        }
+        let parent = if parent.is_empty() {
+            ".".to_owned()
+        } else {
+            parent.join("/")
+        };
+        Ok((parent, leaf.clone()))
+    }
+}
+
+/// The directory a walk starts from, and what it must leave out.
+#[derive(Debug)]
+pub struct Start {
+    /// The directory.
+    pub dir: Dir,
+    /// Path rules each entry is checked against, when some may hide one.
+    pub hide: Option<Hide>,
+}
+
+/// Whether `handle` is still the directory a fresh resolve of `rel`
+/// beneath `root` reaches (same device and inode).
+///
+/// A directory opened beneath a root stays usable wherever it is moved;
+/// acting through it after another process moved it out of the root would
+/// act outside. Writers call this just before their final step (rename,
+/// renameat2); the window left is the one between this check and that
+/// syscall. `root` is the handle the target was resolved from: for a
+/// client root, the client root's own handle.
+pub fn still_reached(root: &Dir, rel: &str, handle: &Dir) -> bool {
+    let Ok(fresh) = root.open_dir(rel) else {
+        return false;
+    };
+    match (rustix::fs::fstat(&fresh), rustix::fs::fstat(handle)) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    }
+}
+
+/// Joins components under a display root.
+pub fn join_display(root: &str, segs: &[String]) -> String {
+    let mut s = root.to_owned();
+    for seg in segs {
+        if seg == "." {
+            continue;
+        }
+        if !s.ends_with('/') {
+            s.push('/');
+        }
+        s.push_str(seg);
+    }
+    s
+}
