@@ -6,7 +6,8 @@
 //! directories without following symlinks ([`walk`], [`tree`]), the walk
 //! of a content search with its ignore files ([`search`]), the one
 //! writer ([`atomic`], with appending in [`append`] and copying in
-//! [`copy`]), version tokens ([`version`]) and the conditional-change check
+//! [`copy`]), renaming ([`rename`](mod@rename)) and making directories
+//! ([`mkdir`]) beside it, version tokens ([`version`]) and the conditional-change check
 //! ([`ifmatch`]), Landlock ([`sandbox`]), and the platform split
 //! ([`sys`]: Linux and the portable, macOS backend).
 //! May touch: the root `Dir` handles, and nothing by an ambient path after
@@ -19,7 +20,9 @@ pub mod copy;
 pub mod cursor;
 pub mod file;
 pub mod ifmatch;
+pub mod mkdir;
 pub mod pager;
+pub mod rename;
 pub mod roots;
 pub mod sandbox;
 pub mod scope;

@@ -1,19 +1,13 @@
-//! `create_directory`: `mkdir -p`, one component at a time through the root
-//! handle. Touches: scope.
-//!
-//! Each prefix (`a`, `a/b`, `a/b/c`) is created with `Dir::create_dir` on the
-//! root, which resolves the prefix's parent beneath the root every time, so
-//! a component swapped for a symlink out of the root mid-call is an escape
-//! error, never a directory created outside. An existing component must be a
-//! directory, possibly through an in-root symlink.
-
-use std::io;
+//! `create_directory`: `mkdir -p` through the core ([`crate::fs::mkdir`]),
+//! which makes each missing component beneath the root. Touches: scope,
+//! mkdir.
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::fs::mkdir;
 
 /// The tool description.
 pub const DESCRIPTION: &str =
@@ -43,64 +37,12 @@ pub struct Params {
     pub path: String,
 }
 
-/// Creates the directory and its missing parents.
+/// Creates the directory and its missing parents through the core.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
-    let given = p.path.as_str();
-    if t.walked().is_some() {
-        // Path rules: the missing directories are made beneath the handle
-        // the rule walk produced, each checked against the rules.
-        crate::fs::canon::create_dirs(&t)?;
-        return Ok(Output::Text(format!(
-            "Successfully created directory {given}"
-        )));
-    }
-    let dir = &t.root.dir;
-    let mut prefix = String::new();
-    for (i, seg) in t.segs.iter().enumerate() {
-        if !prefix.is_empty() {
-            prefix.push('/');
-        }
-        prefix.push_str(seg);
-        // `.` and a non-climbing `..` name directories already checked.
-        if seg == "." || seg == ".." {
-            continue;
-        }
-        let last = i + 1 == t.segs.len();
-        match dir.create_dir(&prefix) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                existing_dir(dir, &prefix, last, given)?;
-            }
-            Err(e) => return Err(Error::io("mkdir", given, &e)),
-        }
-    }
+    mkdir::create_dir_all(&t)?;
     Ok(Output::Text(format!(
-        "Successfully created directory {given}"
+        "Successfully created directory {}",
+        p.path
     )))
-}
-
-/// Checks that an existing `prefix` is (or leads, inside the root, to) a
-/// directory.
-fn existing_dir(dir: &cap_std::fs::Dir, prefix: &str, last: bool, given: &str) -> Result<()> {
-    match dir.metadata(prefix) {
-        Ok(md) if md.is_dir() => Ok(()),
-        Ok(_) if last => Err(Error::Os {
-            code: "EEXIST",
-            text: "file already exists",
-            op: "mkdir",
-            path: given.to_owned(),
-        }),
-        Ok(_) => Err(Error::Os {
-            code: "ENOTDIR",
-            text: "not a directory",
-            op: "mkdir",
-            path: given.to_owned(),
-        }),
-        // The name exists but leads nowhere: a dangling in-root link.
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::DanglingSymlink {
-            path: given.to_owned(),
-        }),
-        Err(e) => Err(Error::io("mkdir", given, &e)),
-    }
 }

@@ -30,6 +30,8 @@ pub mod create_directory;
 pub mod directory_tree;
 pub mod edit_file;
 pub mod get_file_info;
+#[cfg(test)]
+mod lint;
 pub mod list_allowed_directories;
 pub mod list_directory;
 pub mod list_directory_with_sizes;

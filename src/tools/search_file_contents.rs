@@ -274,7 +274,7 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
         let walk_start = t.walk_start("scandir")?;
         let start = search::open_start(&walk_start.dir, &t.given)?;
         let (ancestors, big) = if filter.ignore_files {
-            search::ancestor_levels(&t.root.dir, &t.segs)
+            search::ancestor_levels(&t)
         } else {
             (Vec::new(), 0)
         };

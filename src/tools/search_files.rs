@@ -10,6 +10,7 @@ use super::{
 use crate::error::Result;
 use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
 use crate::fs::pager::{self, Flow, Halt, Visit};
+use crate::fs::scope::Target;
 use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
 use crate::limits::MAX_WALK_TEXT_BYTES;
@@ -71,11 +72,9 @@ struct Search<'a> {
     /// What each printed match starts with: the client's `path` as given
     /// (see [`client_prefix`]).
     prefix: &'a str,
-    /// The root's handle and the search directory's path beneath it: a
-    /// symlink is resolved from the root, so one that climbs above its own
-    /// directory but stays inside the root is still found.
-    root: &'a cap_std::fs::Dir,
-    start: &'a str,
+    /// The search directory: a symlink found is resolved from its root
+    /// ([`Target::entry_in_root`]).
+    start: &'a Target,
     /// Bytes of the matches; past [`MAX_WALK_TEXT_BYTES`] the walk stops (a
     /// match is a whole path, so depth multiplies its size).
     budget: TextBudget,
@@ -88,8 +87,7 @@ impl Search<'_> {
         // inside the root; outside and dangling are both skipped, so nothing
         // is learned about the outside.
         let hit = self.pattern.is_match(rel)
-            && (entry.kind != Kind::Symlink
-                || self.root.metadata(format!("{}/{rel}", self.start)).is_ok());
+            && (entry.kind != Kind::Symlink || self.start.entry_in_root(rel));
         hit.then(|| printable(&format!("{}{rel}", self.prefix)).into_owned())
     }
 }
@@ -253,13 +251,11 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
     let dir = t.walk_start("scandir")?;
     let prefix = client_prefix(&t.given);
     let limits = ctx.walk_limits();
-    let start = t.root_rel();
     let visitor = Search {
         pattern: &pattern,
         excludes: &excludes,
         prefix: &prefix,
-        root: &t.root.dir,
-        start: start.trim_end_matches('/'),
+        start: &t,
         budget: TextBudget::new(MAX_WALK_TEXT_BYTES),
     };
     let budget = ctx.reply_budget();

@@ -79,6 +79,14 @@ impl Target {
         }
     }
 
+    /// Opens `parent` (the parent half of [`Target::parent_and_leaf`])
+    /// beneath [`Target::dir`]: the directory an "act on the parent, name
+    /// the leaf" operation works in. A path the rules hide, or one the walk
+    /// could not go through, is the error a missing path would be.
+    pub fn open_parent(&self, parent: &str) -> std::io::Result<Dir> {
+        self.dir().and_then(|b| b.open_dir(parent))
+    }
+
     /// Opens the directory this target names beneath its root (following
     /// in-root symlinks). `op` names the operation in an error (`scandir`,
     /// `open`).
@@ -177,6 +185,17 @@ impl Target {
             Some("") | None => ".".to_owned(),
             Some(p) => p.to_owned(),
         })
+    }
+
+    /// Whether the entry `rel` beneath this target (a path a walk from it
+    /// found) leads, following symlinks, to something inside the root. It
+    /// is resolved from the root's own handle, so a link that climbs above
+    /// this target but stays inside the root counts; one that leads outside
+    /// or nowhere does not, and both read the same.
+    pub fn entry_in_root(&self, rel: &str) -> bool {
+        let start = self.root_rel();
+        let path = format!("{}/{rel}", start.trim_end_matches('/'));
+        self.root.dir.metadata(path).is_ok()
     }
 
     /// An absolute spelling under the root's display path, for output.

@@ -91,8 +91,10 @@ impl Level {
 /// The ignore levels of the directories from the root down to (not
 /// including) the start, nearest last, so that a search in a subdirectory
 /// of a repository honours the repository's ignore files as `rg` does.
-/// `segs` are the start's path components beneath the root.
-pub fn ancestor_levels(root: &cap_std::fs::Dir, segs: &[String]) -> (Vec<Level>, u64) {
+/// Each ancestor is opened from `start`'s root handle by the start's
+/// components beneath the root.
+pub fn ancestor_levels(start: &crate::fs::scope::Target) -> (Vec<Level>, u64) {
+    let (root, segs) = (&start.root.dir, &start.segs);
     let big = AtomicU64::new(0);
     let mut out = Vec::new();
     for i in 0..segs.len() {
