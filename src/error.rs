@@ -10,6 +10,10 @@ use std::io;
 
 use rustix::io::Errno;
 
+mod kind;
+
+pub use kind::ErrorKind;
+
 /// A failed tool call, worded for the agent.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -234,10 +238,10 @@ pub enum Error {
     EditFailed {
         /// The path as given.
         path: String,
-        /// Why.
-        reason: crate::text::edit::EditError,
+        /// Why, as the edit engine ([`crate::text::edit`]) words it; boxed
+        /// so that this bottom module does not import the text layer.
+        reason: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// The client cancelled the request.
     /// A `search_file_contents` pattern that is not a valid regex.
     #[error("Invalid regular expression: {reason}")]
     InvalidRegex {
@@ -276,6 +280,7 @@ pub enum Error {
         /// The most allowed.
         max: u64,
     },
+    /// The client cancelled the request.
     #[error("The request was cancelled")]
     Cancelled,
     /// The process ran out of file descriptors during a walk: its result

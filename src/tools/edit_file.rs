@@ -116,7 +116,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         .collect();
     let new = edit::apply_edits(&old, &edits).map_err(|reason| Error::EditFailed {
         path: p.path.clone(),
-        reason,
+        reason: reason.into(),
     })?;
     let diff = diff::unified_diff(&p.path, &old, &new);
     let mut after = version;
