@@ -111,10 +111,7 @@ impl Error {
             | Error::VersionMismatch { .. }
             | Error::DirectoryMoved { .. }
             | Error::DestinationExists { .. } => K::Conflict,
-            Error::Os { .. }
-            | Error::IsADirectory { .. }
-            | Error::Os2 { .. }
-            | Error::Other { .. } => K::Os,
+            Error::Os { .. } | Error::Other { .. } => K::Os,
             Error::Cancelled => K::Cancelled,
             Error::Panicked { .. }
             | Error::Internal(_)
@@ -318,14 +315,6 @@ mod tests {
                 K::Os,
             ),
             (
-                Error::io("read", "p", &rustix::io::Errno::ISDIR.into()),
-                K::Os,
-            ),
-            (
-                Error::io2("rename", "a", "b", "a", &rustix::io::Errno::XDEV.into()),
-                K::Os,
-            ),
-            (
                 Error::Other {
                     op: "open",
                     path: p(),
@@ -392,16 +381,14 @@ mod tests {
             Error::DirectoryMoved { .. } => 42,
             Error::DestinationExists { .. } => 43,
             Error::Os { .. } => 44,
-            Error::IsADirectory { .. } => 45,
-            Error::Os2 { .. } => 46,
-            Error::Other { .. } => 47,
-            Error::Cancelled => 48,
-            Error::Panicked { .. } => 49,
-            Error::Internal(_) => 50,
-            Error::AuditUnavailable { .. } => 51,
-            Error::AuditNotRecorded { .. } => 52,
-            Error::JournalUnavailable { .. } => 53,
-            Error::JournalNotRecorded { .. } => 54,
+            Error::Other { .. } => 45,
+            Error::Cancelled => 46,
+            Error::Panicked { .. } => 47,
+            Error::Internal(_) => 48,
+            Error::AuditUnavailable { .. } => 49,
+            Error::AuditNotRecorded { .. } => 50,
+            Error::JournalUnavailable { .. } => 51,
+            Error::JournalNotRecorded { .. } => 52,
         }
     }
 
@@ -414,7 +401,7 @@ mod tests {
         }
         // `rank` is exhaustive, so its largest value + 1 is the number of
         // variants: every one is listed above.
-        assert_eq!(all.len(), 55);
+        assert_eq!(all.len(), 53);
     }
 
     #[test]

@@ -10,10 +10,11 @@
 use std::io;
 
 use rmcp::schemars::{self, JsonSchema};
+use rustix::io::Errno;
 use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
-use crate::error::{Error, Result};
+use crate::error::{Error, OsPaths, Result};
 
 /// The tool description.
 pub const DESCRIPTION: &str =
@@ -85,18 +86,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
 fn existing_dir(dir: &cap_std::fs::Dir, prefix: &str, last: bool, given: &str) -> Result<()> {
     match dir.metadata(prefix) {
         Ok(md) if md.is_dir() => Ok(()),
-        Ok(_) if last => Err(Error::Os {
-            code: "EEXIST",
-            text: "file already exists",
-            op: "mkdir",
-            path: given.to_owned(),
-        }),
-        Ok(_) => Err(Error::Os {
-            code: "ENOTDIR",
-            text: "not a directory",
-            op: "mkdir",
-            path: given.to_owned(),
-        }),
+        Ok(_) if last => Err(Error::os(Errno::EXIST, "mkdir", OsPaths::one(given))),
+        Ok(_) => Err(Error::os(Errno::NOTDIR, "mkdir", OsPaths::one(given))),
         // The name exists but leads nowhere: a dangling in-root link.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::DanglingSymlink {
             path: given.to_owned(),
