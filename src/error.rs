@@ -4,13 +4,16 @@
 //! as the client gave it and never a resolved or host path: an escape through
 //! `..`, an absolute path, or a symlink to an outside file, directory or
 //! nothing at all all get the same [`Error::OutsideRoots`] text.
+//! Also here: [`StartupError`], why startup stopped, with its exit status.
 //! May touch: nothing (no I/O).
 
 mod kind;
 mod os;
+mod startup;
 
 pub use kind::ErrorKind;
 pub use os::OsPaths;
+pub use startup::StartupError;
 
 /// A failed tool call, worded for the agent.
 #[derive(Debug, thiserror::Error)]
