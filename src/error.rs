@@ -4,11 +4,16 @@
 //! as the client gave it and never a resolved or host path: an escape through
 //! `..`, an absolute path, or a symlink to an outside file, directory or
 //! nothing at all all get the same [`Error::OutsideRoots`] text.
+//! Also here: [`StartupError`], why startup stopped, with its exit status.
 //! May touch: nothing (no I/O).
 
-use std::io;
+mod kind;
+mod os;
+mod startup;
 
-use rustix::io::Errno;
+pub use kind::ErrorKind;
+pub use os::OsPaths;
+pub use startup::StartupError;
 
 /// A failed tool call, worded for the agent.
 #[derive(Debug, thiserror::Error)]
@@ -234,10 +239,10 @@ pub enum Error {
     EditFailed {
         /// The path as given.
         path: String,
-        /// Why.
-        reason: crate::text::edit::EditError,
+        /// Why, as the edit engine ([`crate::text::edit`]) words it; boxed
+        /// so that this bottom module does not import the text layer.
+        reason: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// The client cancelled the request.
     /// A `search_file_contents` pattern that is not a valid regex.
     #[error("Invalid regular expression: {reason}")]
     InvalidRegex {
@@ -276,6 +281,7 @@ pub enum Error {
         /// The most allowed.
         max: u64,
     },
+    /// The client cancelled the request.
     #[error("The request was cancelled")]
     Cancelled,
     /// The process ran out of file descriptors during a walk: its result
@@ -311,8 +317,12 @@ pub enum Error {
     /// A failure of tuls itself, not of the request.
     #[error("{0}")]
     Internal(String),
-    /// An OS error, worded like Node's (the reference server's) messages.
-    #[error("{code}: {text}, {op} '{path}'")]
+    /// An OS error, worded like Node's (the reference server's) messages:
+    /// `ENOENT: no such file or directory, open 'a'`, `EXDEV: ..., rename
+    /// 'a' -> 'b'`, and `EISDIR: illegal operation on a directory, read`
+    /// (no path, as the reference words a read of a directory). Built only
+    /// by [`Error::os`] (and [`Error::io`], [`Error::io2`], which call it).
+    #[error("{code}: {text}, {op}{paths}")]
     Os {
         /// `ENOENT`, `ENOTDIR`, ...
         code: &'static str,
@@ -320,29 +330,8 @@ pub enum Error {
         text: &'static str,
         /// The operation (`open`, `scandir`, `stat`, `mkdir`, `rename`, ...).
         op: &'static str,
-        /// The path as given.
-        path: String,
-    },
-    /// `EISDIR` on a read, worded exactly as the reference words it.
-    #[error("EISDIR: illegal operation on a directory, {op}")]
-    IsADirectory {
-        /// The operation.
-        op: &'static str,
-    },
-    /// An OS error on a two-path operation, worded like Node's
-    /// (`ENOENT: no such file or directory, rename 'a' -> 'b'`).
-    #[error("{code}: {text}, {op} '{path}' -> '{dest}'")]
-    Os2 {
-        /// `ENOENT`, `ENOTDIR`, ...
-        code: &'static str,
-        /// The errno's text.
-        text: &'static str,
-        /// The operation (`rename`).
-        op: &'static str,
-        /// The first path as given.
-        path: String,
-        /// The second path as given.
-        dest: String,
+        /// The paths named, as given.
+        paths: OsPaths,
     },
     /// A write onto a file whose permission bits grant no write access.
     #[error(
@@ -495,93 +484,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// Classifies an `io::Error` from an operation `op` on the client path `path`.
-    ///
-    /// cap-std reports every sandbox escape as `PermissionDenied` with no OS
-    /// error; a genuine `EACCES` carries `raw_os_error() == Some(13)`.
-    pub fn io(op: &'static str, path: &str, e: &io::Error) -> Self {
-        let path = path.to_owned();
-        let Some(raw) = e.raw_os_error() else {
-            return match e.kind() {
-                io::ErrorKind::PermissionDenied => Error::OutsideRoots { path },
-                io::ErrorKind::NotFound => os("ENOENT", "no such file or directory", op, path),
-                io::ErrorKind::InvalidInput => Error::InvalidPath {
-                    path,
-                    reason: "not a usable path",
-                },
-                kind => Error::Other {
-                    op,
-                    path,
-                    kind: kind.to_string(),
-                },
-            };
-        };
-        let errno = Errno::from_raw_os_error(raw);
-        match errno {
-            Errno::NOENT => os("ENOENT", "no such file or directory", op, path),
-            Errno::NOTDIR => os("ENOTDIR", "not a directory", op, path),
-            Errno::ISDIR => Error::IsADirectory { op },
-            Errno::LOOP => os("ELOOP", "too many symbolic links encountered", op, path),
-            Errno::ACCESS => os("EACCES", "permission denied", op, path),
-            Errno::PERM => os("EPERM", "operation not permitted", op, path),
-            Errno::EXIST => os("EEXIST", "file already exists", op, path),
-            Errno::INVAL => os("EINVAL", "invalid argument", op, path),
-            Errno::NAMETOOLONG => os("ENAMETOOLONG", "name too long", op, path),
-            Errno::XDEV => os("EXDEV", "cross-device link not permitted", op, path),
-            Errno::NOTEMPTY => os("ENOTEMPTY", "directory not empty", op, path),
-            Errno::NOSPC => os("ENOSPC", "no space left on device", op, path),
-            Errno::ROFS => os("EROFS", "read-only file system", op, path),
-            Errno::NXIO => Error::NotARegularFile {
-                path,
-                kind: "socket or device",
-            },
-            Errno::BUSY => os("EBUSY", "resource busy or locked", op, path),
-            Errno::AGAIN => os("EAGAIN", "resource temporarily unavailable", op, path),
-            _ => Error::Other {
-                op,
-                path,
-                kind: e.kind().to_string(),
-            },
-        }
-    }
-
-    /// Like [`Error::io`] for a two-path operation: OS errors name both paths
-    /// (`rename 'a' -> 'b'`); an escape names the one that escaped.
-    pub fn io2(op: &'static str, path: &str, dest: &str, escaped: &str, e: &io::Error) -> Self {
-        match Error::io(op, escaped, e) {
-            Error::Os { code, text, .. } => Error::Os2 {
-                code,
-                text,
-                op,
-                path: path.to_owned(),
-                dest: dest.to_owned(),
-            },
-            Error::IsADirectory { .. } => Error::Os2 {
-                code: "EISDIR",
-                text: "illegal operation on a directory",
-                op,
-                path: path.to_owned(),
-                dest: dest.to_owned(),
-            },
-            other => other,
-        }
-    }
-
     /// Whether this is an escape refusal.
     pub fn is_outside(&self) -> bool {
         matches!(
             self,
             Error::OutsideRoots { .. } | Error::NoRootInForce { .. }
         )
-    }
-}
-
-fn os(code: &'static str, text: &'static str, op: &'static str, path: String) -> Error {
-    Error::Os {
-        code,
-        text,
-        op,
-        path,
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::cli::{Cli, Command, FsArgs, JournalCmd};
+use crate::error::StartupError;
 use crate::fs::roots;
 use crate::fs::sandbox::{self, Status};
 use crate::fs::scope::Scope;
@@ -82,9 +83,15 @@ fn raise_fd_limit() {
     }
 }
 
+/// Stops startup on a configuration error ([`StartupError::Config`]).
 fn config_error(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("tuls: error: {msg}");
-    ExitCode::from(2)
+    stop(&StartupError::Config(msg.to_string()))
+}
+
+/// Prints `e` as `tuls: error: <message>` and returns its exit status.
+fn stop(e: &StartupError) -> ExitCode {
+    eprintln!("tuls: error: {e}");
+    ExitCode::from(e.exit_code())
 }
 
 /// Builds the path rules of each root from the flags, the built-in
@@ -342,10 +349,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     let scope = Arc::new(Scope::new(opened, limits.max_path_bytes));
     let server = match Server::new(scope, policy, limits, !args.no_client_roots, audit) {
         Ok(server) => server,
-        Err(e) => {
-            eprintln!("tuls: error: {e}");
-            return ExitCode::from(1);
-        }
+        Err(e) => return stop(&StartupError::Start(e)),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -358,16 +362,14 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("tuls: error: cannot start the runtime: {e}");
-            return ExitCode::from(1);
+            return stop(&StartupError::Start(format!(
+                "cannot start the runtime: {e}"
+            )));
         }
     };
     let result = crate::mcp::stdio::serve(runtime, server, limits.max_request_bytes, hooks);
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("tuls: error: {e}");
-            ExitCode::from(1)
-        }
+        Err(e) => stop(&StartupError::Session(e)),
     }
 }

@@ -15,7 +15,7 @@ use cap_fs_ext::FileTypeExt;
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, File, FileType, MetadataExt, OpenOptions, OpenOptionsExt};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, OsPaths, Result};
 use crate::fs::scope::Target;
 use crate::fs::version::{self, Version};
 
@@ -146,7 +146,7 @@ fn open_checked(
     }
     .map_err(|e| Error::io("open", given, &e))?;
     if md.is_dir() {
-        return Err(Error::IsADirectory { op: "read" });
+        return Err(Error::os(rustix::io::Errno::ISDIR, "read", OsPaths::None));
     }
     if !md.is_file() {
         return Err(Error::NotARegularFile {

@@ -16,8 +16,9 @@
 use std::io;
 
 use cap_std::fs::Dir;
+use rustix::io::Errno;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, OsPaths, Result};
 use crate::fs::scope::Target;
 
 /// Creates the directory `t` names and its missing parents; an existing
@@ -55,18 +56,8 @@ pub fn create_dir_all(t: &Target) -> Result<()> {
 fn existing_dir(dir: &Dir, prefix: &str, last: bool, given: &str) -> Result<()> {
     match dir.metadata(prefix) {
         Ok(md) if md.is_dir() => Ok(()),
-        Ok(_) if last => Err(Error::Os {
-            code: "EEXIST",
-            text: "file already exists",
-            op: "mkdir",
-            path: given.to_owned(),
-        }),
-        Ok(_) => Err(Error::Os {
-            code: "ENOTDIR",
-            text: "not a directory",
-            op: "mkdir",
-            path: given.to_owned(),
-        }),
+        Ok(_) if last => Err(Error::os(Errno::EXIST, "mkdir", OsPaths::one(given))),
+        Ok(_) => Err(Error::os(Errno::NOTDIR, "mkdir", OsPaths::one(given))),
         // The name exists but leads nowhere: a dangling in-root link.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::DanglingSymlink {
             path: given.to_owned(),

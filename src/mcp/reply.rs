@@ -7,12 +7,15 @@
 //! `{"content": [<block>]}` (a media block), with those fields, from the
 //! one content block itself, so a large reply is never held twice. In-process callers (the
 //! fuzz targets) add it with [`with_structured_content`].
-//! May touch: nothing (no I/O).
+//! Every failed call is logged here, once, with its [`ErrorKind`]: `warn`
+//! for [`ErrorKind::Internal`] (the operator should look), `debug` for the
+//! rest (the client's doing, answered in the reply).
+//! May touch: the log (no other I/O).
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::tools::Output;
 
 /// The reply to one tool call.
@@ -37,7 +40,19 @@ pub fn tool_result(result: Result<Output, Error>) -> CallToolResult {
             }
             r
         }
-        Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+        Err(e) => {
+            let text = e.to_string();
+            log_failure(e.kind(), &text);
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        }
+    }
+}
+
+/// Logs a failed call's kind and text (the text names only client paths).
+fn log_failure(kind: ErrorKind, text: &str) {
+    match kind {
+        ErrorKind::Internal => tracing::warn!(kind = %kind, "tool call failed: {text}"),
+        _ => tracing::debug!(kind = %kind, "tool call failed: {text}"),
     }
 }
 

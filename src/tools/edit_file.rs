@@ -11,10 +11,11 @@
 //! and with `ifMatch` unless what was read is that version.
 
 use rmcp::schemars::{self, JsonSchema};
+use rustix::io::Errno;
 use serde::Deserialize;
 
 use super::{Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
-use crate::error::{Error, Result};
+use crate::error::{Error, OsPaths, Result};
 use crate::fs::atomic::{Dest, Guard};
 use crate::fs::ifmatch::Condition;
 use crate::fs::version::Version;
@@ -88,12 +89,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
     };
     if !dest.exists() {
-        return Err(Error::Os {
-            code: "ENOENT",
-            text: "no such file or directory",
-            op: "open",
-            path: p.path.clone(),
-        });
+        return Err(Error::os(Errno::NOENT, "open", OsPaths::one(&p.path)));
     }
     cond.require_for_existing(&p.path, true)?;
     // The read the edits apply to, the check and the write are one step
@@ -116,7 +112,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         .collect();
     let new = edit::apply_edits(&old, &edits).map_err(|reason| Error::EditFailed {
         path: p.path.clone(),
-        reason,
+        reason: reason.into(),
     })?;
     let diff = diff::unified_diff(&p.path, &old, &new);
     let mut after = version;

@@ -646,6 +646,61 @@ fn stdout_carries_only_json_rpc() {
     assert!(!raw.stderr().is_empty(), "logs go to stderr");
 }
 
+/// Every failed call is logged with its kind: `debug` for the client's
+/// doing (escape, arguments, refused, os), `warn` for tuls's own failures.
+#[test]
+fn failed_calls_are_logged_with_their_kind() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    env.mkfifo("pipe");
+    let mut raw = RawServer::start_with_env(
+        &args![env.root(), "--log-level", "debug"],
+        &[("TULS_DEBUG_PANIC_TOOL", "get_file_info")],
+    );
+    raw.initialize("2025-11-25");
+    for (args, kind) in [
+        (json!({"path": "../outside/canary.txt"}), "escape"),
+        (json!({"path": "a.txt", "head": 1, "tail": 1}), "arguments"),
+        (json!({"path": "pipe"}), "refused"),
+        (json!({"path": "missing.txt"}), "os"),
+    ] {
+        let reply = raw_reply(&raw.call_tool("read_text_file", args.clone()));
+        assert!(reply.is_error, "{args}: {}", reply.text);
+        let line = format!("tuls: debug: tool call failed: {} kind={kind}", reply.text);
+        wait_for_log(&raw, &line);
+    }
+    let reply = raw_reply(&raw.call_tool("get_file_info", json!({"path": "a.txt"})));
+    assert!(reply.is_error, "{}", reply.text);
+    wait_for_log(
+        &raw,
+        &format!("tuls: warn: tool call failed: {} kind=internal", reply.text),
+    );
+    // At the default level, a client's failed call logs nothing.
+    let mut quiet = raw_session(&env, &[]);
+    let reply = raw_reply(&quiet.call_tool("read_text_file", json!({"path": "missing.txt"})));
+    assert!(reply.is_error, "{}", reply.text);
+    quiet.close_stdin();
+    assert!(quiet.wait_exit(Duration::from_secs(10)).is_some());
+    assert!(
+        !quiet.stderr().contains("tool call failed"),
+        "{}",
+        quiet.stderr()
+    );
+}
+
+/// Waits (up to 10 s) for `line` on `raw`'s stderr.
+fn wait_for_log(raw: &RawServer, line: &str) {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !raw.stderr().lines().any(|l| l == line) {
+        assert!(
+            std::time::Instant::now() < until,
+            "no log line {line:?} in:\n{}",
+            raw.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A panic inside one tool call becomes an `isError` result for that call;
 /// the server goes on serving (debug builds honour TULS_DEBUG_PANIC_TOOL).
 #[test]

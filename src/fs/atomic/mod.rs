@@ -49,7 +49,7 @@ use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permi
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, XattrFlags, renameat_with};
 use rustix::io::Errno;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, OsPaths, Result};
 use crate::fs::file;
 use crate::fs::ifmatch::{self, Condition, WriteLock};
 use crate::fs::roots::Root;
@@ -309,12 +309,7 @@ impl Dest {
             });
         }
         if slash {
-            return Err(Error::Os {
-                code: "ENOTDIR",
-                text: "not a directory",
-                op: "open",
-                path: given.to_owned(),
-            });
+            return Err(Error::os(Errno::NOTDIR, "open", OsPaths::one(given)));
         }
         Ok(Dest {
             root: root.clone(),
@@ -503,12 +498,7 @@ fn open_parent(root: &Dir, rel: &str, given: &str) -> Result<Dir> {
 }
 
 fn is_a_directory(given: &str) -> Error {
-    Error::Os {
-        code: "EISDIR",
-        text: "illegal operation on a directory",
-        op: "open",
-        path: given.to_owned(),
-    }
+    Error::os(Errno::ISDIR, "open", OsPaths::one(given))
 }
 
 /// fsyncs a directory so a rename in it survives a crash.
