@@ -32,7 +32,7 @@
 //! random rules and paths.
 //! May touch: nothing (no I/O).
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind};
 use ignore::Match;
 use ignore::gitignore::Gitignore;
 
@@ -180,7 +180,10 @@ impl Quick {
             && let Some(v) = needles
         {
             // A set that does not build leaves every name to the globs.
+            // A contiguous NFA: a DFA would take longer to build at startup
+            // than the names it saves time on.
             q.needles = AhoCorasickBuilder::new()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
                 .ascii_case_insensitive(fold)
                 .build(&v)
                 .ok();
@@ -223,11 +226,12 @@ impl Quick {
 
     /// Whether the entry `name` of a directory with `plan` is hidden, when
     /// that can be told from the name: `None` leaves it to the full set.
-    /// `globs` are the hide globs, all of them, in their order.
-    pub(super) fn hides(
+    /// `globs` gives the hide globs, all of them, in their order (compiled
+    /// when first asked for).
+    pub(super) fn hides<'g>(
         &self,
         plan: &Plan,
-        globs: Option<&Gitignore>,
+        globs: impl FnOnce() -> Option<&'g Gitignore>,
         name: &str,
         is_dir: bool,
     ) -> Option<bool> {
@@ -248,7 +252,7 @@ impl Quick {
         {
             return Some(false);
         }
-        let g = globs?;
+        let g = globs()?;
         Some(matches!(g.matched(name, is_dir), Match::Ignore(_)))
     }
 }
