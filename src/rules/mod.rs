@@ -21,9 +21,9 @@ pub mod config;
 mod needles;
 mod quick;
 
-use ignore::Match;
 use std::sync::OnceLock;
 
+use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use regex_automata::meta::Regex;
 
@@ -169,7 +169,7 @@ impl Set {
     ) -> bool {
         match globs {
             Some(Ok(g)) if matches!(g.matched(path, is_dir), Match::Ignore(_)) => return true,
-            Some(Err(())) => return self.broken_covers,
+            Some(Err(())) if self.broken_covers => return true,
             _ => {}
         }
         self.others.iter().any(|m| other_matches(m, path, fold))
