@@ -88,6 +88,13 @@ pub const MAX_PATH_BYTES: usize = 4096;
 /// Path rules (flags, built-ins and rules-file entries together) in force.
 pub const MAX_RULES: usize = 1024;
 
+/// Bytes of `.gitignore` patterns in one set of path rules (hide, read-only,
+/// built-in, exemptions) up to which the set is compiled when a path first
+/// needs it rather than at startup. Such a set compiles, far below the glob
+/// engine's 10 MiB automaton limit; a bigger one is compiled at startup, so
+/// one too big to compile stops startup.
+pub const EAGER_GLOB_BYTES: usize = 4096;
+
 /// Bytes of a `--rules` file.
 pub const MAX_RULES_FILE_BYTES: u64 = 1024 * 1024;
 

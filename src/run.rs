@@ -150,6 +150,8 @@ fn path_rules(
             "match": method, "effect": effect})
     };
     shown.extend(rules.iter().map(describe));
+    // Roots without a --read-only-dir of their own share one compiled set.
+    let mut shared: Option<std::sync::Arc<Rules>> = None;
     for root in opened.iter_mut() {
         let mut mine = rules.clone();
         let real = root
@@ -171,7 +173,16 @@ fn path_rules(
             shown.push(d);
             mine.push(rule);
         }
-        root.rules = std::sync::Arc::new(Rules::new(mine)?);
+        root.rules = if mine.len() == rules.len() {
+            match &shared {
+                Some(r) => r.clone(),
+                None => shared
+                    .insert(std::sync::Arc::new(Rules::new(mine)?))
+                    .clone(),
+            }
+        } else {
+            std::sync::Arc::new(Rules::new(mine)?)
+        };
     }
     if let Some(i) = used.iter().position(|u| !u) {
         return Err(format!(

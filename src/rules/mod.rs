@@ -18,12 +18,17 @@
 //! May touch: nothing (no I/O).
 
 pub mod config;
+mod needles;
 mod quick;
+
+use std::sync::OnceLock;
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use regex_automata::meta::Regex;
 
+use crate::limits::EAGER_GLOB_BYTES;
+use needles::Needles;
 use quick::{Plan, Quick};
 
 /// What the rules make of a path.
@@ -92,8 +97,47 @@ pub struct Rules {
 /// other matchers, tried one by one.
 #[derive(Debug, Default)]
 struct Set {
-    globs: Option<Gitignore>,
+    globs: Globs,
+    /// What a path needs for some glob to match it (see `rules::needles`).
+    needles: Needles,
     others: Vec<Matcher>,
+    /// What the set answers for a path its globs must decide when they did
+    /// not compile: fail closed (a hidden or read-only set covers it, an
+    /// exemption lifts nothing).
+    broken_covers: bool,
+}
+
+/// The globs of one set: parsed at startup, compiled (into one
+/// [`Gitignore`]) when a path first needs them, since a set of a few
+/// dozen globs takes longer to compile than the process to start, and
+/// most paths never reach them (see `rules::needles`).
+#[derive(Debug, Default)]
+struct Globs {
+    parsed: Option<GitignoreBuilder>,
+    /// `None` inside: they did not compile (only possible past
+    /// [`EAGER_GLOB_BYTES`], where startup compiles and stops on it; kept
+    /// as a fail-closed answer all the same).
+    compiled: OnceLock<Option<Gitignore>>,
+}
+
+impl Globs {
+    fn is_none(&self) -> bool {
+        self.parsed.is_none()
+    }
+
+    /// The compiled globs (compiling them on first use); `Err` when they
+    /// did not compile.
+    fn get(&self) -> Option<Result<&Gitignore, ()>> {
+        let parsed = self.parsed.as_ref()?;
+        let compiled = self.compiled.get_or_init(|| match parsed.build() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                tracing::error!("path rules did not compile ({e}); failing closed");
+                None
+            }
+        });
+        Some(compiled.as_ref().ok_or(()))
+    }
 }
 
 impl Set {
@@ -101,31 +145,60 @@ impl Set {
         self.globs.is_none() && self.others.is_empty()
     }
 
+    /// The globs worth running on `path` and its prefixes: none when the
+    /// path holds none of the literals they need.
+    fn globs_for(&self, path: &str) -> Option<Result<&Gitignore, ()>> {
+        if self.globs.is_none() || !self.needles.may_match(path) {
+            return None;
+        }
+        self.globs.get()
+    }
+
     /// Whether `path` itself (not its prefixes) matches.
     fn matches(&self, path: &str, is_dir: bool, fold: bool) -> bool {
-        if let Some(g) = &self.globs
-            && matches!(g.matched(path, is_dir), Match::Ignore(_))
-        {
-            return true;
+        self.matches_with(self.globs_for(path), path, is_dir, fold)
+    }
+
+    /// [`Set::matches`] with the globs worth running (`globs`).
+    fn matches_with(
+        &self,
+        globs: Option<Result<&Gitignore, ()>>,
+        path: &str,
+        is_dir: bool,
+        fold: bool,
+    ) -> bool {
+        match globs {
+            Some(Ok(g)) if matches!(g.matched(path, is_dir), Match::Ignore(_)) => return true,
+            Some(Err(())) if self.broken_covers => return true,
+            _ => {}
         }
         self.others.iter().any(|m| other_matches(m, path, fold))
     }
 
     /// Whether `path` or any of its leading prefixes matches (each prefix
-    /// but the last is a directory).
-    fn covers(&self, path: &str, is_dir: bool, fold: bool) -> bool {
+    /// but the last is a directory). `is_dir` says whether the path itself
+    /// is a directory; `None` (it does not exist yet) checks it both ways.
+    fn covers(&self, path: &str, is_dir: Option<bool>, fold: bool) -> bool {
         if self.is_empty() || path.is_empty() {
             return matches!(self.others.first(), Some(Matcher::All));
         }
+        // One look at the whole path answers for every prefix of it.
+        let globs = self.globs_for(path);
+        if globs.is_none() && self.others.is_empty() {
+            return false;
+        }
+        let m = |p: &str, d: bool| self.matches_with(globs, p, d, fold);
         let mut end = 0;
         while let Some(i) = path[end..].find('/') {
-            let prefix = &path[..end + i];
-            if self.matches(prefix, true, fold) {
+            if m(&path[..end + i], true) {
                 return true;
             }
             end += i + 1;
         }
-        self.matches(path, is_dir, fold)
+        match is_dir {
+            Some(d) => m(path, d),
+            None => m(path, false) || m(path, true),
+        }
     }
 }
 
@@ -159,8 +232,10 @@ fn other_matches(m: &Matcher, path: &str, fold: bool) -> bool {
 pub const FOLD_CASE: bool = cfg!(any(target_os = "macos", feature = "portable"));
 
 impl Rules {
-    /// Compiles `rules`. A glob that does not compile is an error naming the
-    /// rule.
+    /// Compiles `rules`. A glob that does not parse is an error naming the
+    /// rule; so is a set of globs too big to compile (a set of up to
+    /// [`EAGER_GLOB_BYTES`] always compiles, and does so when first
+    /// needed).
     pub fn new(rules: Vec<Rule>) -> Result<Self, String> {
         Self::build(rules, FOLD_CASE)
     }
@@ -172,6 +247,7 @@ impl Rules {
             ..Rules::default()
         };
         let mut builders: [Option<GitignoreBuilder>; 4] = [None, None, None, None];
+        let mut lines: [Vec<&str>; 4] = Default::default();
         for rule in &rules {
             let slot = match (rule.effect, rule.default) {
                 (Effect::Hidden, _) => 0,
@@ -194,6 +270,7 @@ impl Rules {
                     });
                     b.add_line(None, g)
                         .map_err(|e| format!("rule '{}': bad pattern '{g}': {e}", rule.id))?;
+                    lines[slot].push(g);
                 }
                 Matcher::All => set.others.insert(0, Matcher::All),
                 Matcher::Exact(p) | Matcher::Prefix(p) => {
@@ -202,16 +279,21 @@ impl Rules {
                 other => set.others.push(other.clone()),
             }
         }
-        for (slot, b) in builders.iter().enumerate() {
-            let Some(b) = b else { continue };
-            let g = b.build().map_err(|e| format!("bad pattern: {e}"))?;
+        for (slot, b) in builders.into_iter().enumerate() {
             let set = match slot {
                 0 => &mut out.hide,
                 1 => &mut out.read_only_own,
                 2 => &mut out.read_only_default,
                 _ => &mut out.exempt,
             };
-            set.globs = Some(g);
+            set.broken_covers = slot != 3;
+            let Some(b) = b else { continue };
+            if lines[slot].iter().map(|l| l.len()).sum::<usize>() > EAGER_GLOB_BYTES {
+                let g = b.build().map_err(|e| format!("bad pattern: {e}"))?;
+                set.globs.compiled.set(Some(g)).ok();
+            }
+            set.globs.parsed = Some(b);
+            set.needles = Needles::new(lines[slot].iter().copied(), fold);
         }
         out.quick = Quick::new(
             rules
@@ -227,6 +309,12 @@ impl Rules {
     /// Whether no rule is in force (the resolver then takes its plain path).
     pub fn is_empty(&self) -> bool {
         self.hide.is_empty() && self.read_only_own.is_empty() && self.read_only_default.is_empty()
+    }
+
+    /// The hide globs, compiled (`None` when there are none or they did
+    /// not compile: then the full check decides, failing closed).
+    fn hide_globs(&self) -> Option<&Gitignore> {
+        self.hide.globs.get().and_then(Result::ok)
     }
 
     /// Whether some rule may hide a path (walks check each entry only then).
@@ -262,13 +350,7 @@ impl Rules {
     /// whether the path itself is a directory; a path that does not exist
     /// yet is checked both ways.
     pub fn effect(&self, path: &str, is_dir: Option<bool>) -> Effect {
-        let both = |set: &Set| match is_dir {
-            Some(d) => set.covers(path, d, self.case_insensitive),
-            None => {
-                set.covers(path, false, self.case_insensitive)
-                    || set.covers(path, true, self.case_insensitive)
-            }
-        };
+        let both = |set: &Set| set.covers(path, is_dir, self.case_insensitive);
         if both(&self.hide) {
             return Effect::Hidden;
         }
@@ -352,7 +434,7 @@ impl Hide {
     pub fn hides(&self, rel: &str, is_dir: bool) -> bool {
         let quick = &self.rules.quick;
         let Some((dir, name)) = rel.rsplit_once('/') else {
-            if let Some(h) = quick.hides(&self.plan, self.rules.hide.globs.as_ref(), rel, is_dir) {
+            if let Some(h) = quick.hides(&self.plan, || self.rules.hide_globs(), rel, is_dir) {
                 return h;
             }
             return self.full(rel, is_dir);
@@ -381,7 +463,7 @@ impl Hide {
                 *plan = Some(quick.plan(&full));
             }
             plan.as_ref()
-                .and_then(|p| quick.hides(p, self.rules.hide.globs.as_ref(), name, is_dir))
+                .and_then(|p| quick.hides(p, || self.rules.hide_globs(), name, is_dir))
         });
         decided.unwrap_or_else(|| self.full(rel, is_dir))
     }
@@ -424,7 +506,7 @@ impl HideDir<'_> {
         if let Some(h) =
             self.rules
                 .quick
-                .hides(&self.plan, self.rules.hide.globs.as_ref(), name, is_dir)
+                .hides(&self.plan, || self.rules.hide_globs(), name, is_dir)
         {
             return h;
         }
@@ -437,6 +519,22 @@ impl HideDir<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Rules {
+        /// The same rules with every glob run on every path (no first
+        /// look at their literals): the oracle for `rules::needles`.
+        pub(super) fn without_needles(mut self) -> Self {
+            for set in [
+                &mut self.hide,
+                &mut self.read_only_own,
+                &mut self.read_only_default,
+                &mut self.exempt,
+            ] {
+                set.needles = Needles::Always;
+            }
+            self
+        }
+    }
 
     fn rule(p: &str, effect: Effect) -> Rule {
         Rule {
@@ -539,75 +637,78 @@ mod tests {
         );
     }
 
+    /// Patterns for the random rule sets.
+    const PATTERNS: &[&str] = &[
+        ".env",
+        ".env.*",
+        "!.env.example",
+        "*.pem",
+        "id_rsa*",
+        "node_modules",
+        "node_modules/",
+        "**/node_modules/**",
+        "/secrets",
+        "secrets/**",
+        "a/b",
+        "a/**/c",
+        "**/b/*.txt",
+        "!a/b",
+        "!b",
+        "*",
+        "!*.txt",
+        "x?z",
+        "{b,c}",
+        "*.[tT]xt",
+        "a/{b,c}",
+        "/a",
+        "b/",
+        "**/c",
+        "!**/c",
+        "C",
+        "a/B/**",
+        "ÉÉ",
+        "é/x",
+        "\\!a",
+        "a//b",
+        "./a",
+        "**",
+        "k*",
+        "!k1",
+        "/k/x",
+        "k/**",
+    ];
+    /// Names for the random paths.
+    const NAMES: &[&str] = &[
+        "a",
+        "b",
+        "c",
+        "C",
+        "A",
+        ".env",
+        ".ENV",
+        ".env.example",
+        "k1",
+        "k2",
+        "key.pem",
+        "id_rsa.pub",
+        "node_modules",
+        "secrets",
+        "x.txt",
+        "x.TXT",
+        "xyz",
+        "ÉÉ",
+        "éé",
+        "é",
+        "x",
+        "\u{212a}1",
+        "\u{212a}",
+    ];
+
     /// The walks' quick look decides exactly as the full rule set, on
     /// random rule sets (name and path globs, `!`, classes, braces, exact
     /// paths, regexes) and random paths, folding case or not.
     #[test]
     fn quick_look_agrees_with_the_full_set() {
-        const PATTERNS: &[&str] = &[
-            ".env",
-            ".env.*",
-            "!.env.example",
-            "*.pem",
-            "id_rsa*",
-            "node_modules",
-            "node_modules/",
-            "**/node_modules/**",
-            "/secrets",
-            "secrets/**",
-            "a/b",
-            "a/**/c",
-            "**/b/*.txt",
-            "!a/b",
-            "!b",
-            "*",
-            "!*.txt",
-            "x?z",
-            "{b,c}",
-            "*.[tT]xt",
-            "a/{b,c}",
-            "/a",
-            "b/",
-            "**/c",
-            "!**/c",
-            "C",
-            "a/B/**",
-            "ÉÉ",
-            "é/x",
-            "\\!a",
-            "a//b",
-            "./a",
-            "**",
-            "k*",
-            "!k1",
-            "/k/x",
-            "k/**",
-        ];
-        const NAMES: &[&str] = &[
-            "a",
-            "b",
-            "c",
-            "C",
-            "A",
-            ".env",
-            ".ENV",
-            ".env.example",
-            "k1",
-            "k2",
-            "key.pem",
-            "id_rsa.pub",
-            "node_modules",
-            "secrets",
-            "x.txt",
-            "x.TXT",
-            "xyz",
-            "ÉÉ",
-            "éé",
-            "é",
-            "x",
-            "\u{212a}1",
-            "\u{212a}",
-        ];
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = |n: usize| {
             seed ^= seed << 13;
@@ -631,6 +732,7 @@ mod tests {
             }
             let fold = round % 2 == 1;
             let r = std::sync::Arc::new(Rules::build(rules.clone(), fold).unwrap());
+            let oracle = Rules::build(rules.clone(), fold).unwrap().without_needles();
             for _ in 0..40 {
                 let depth = next(4);
                 let dir: Vec<&str> = (0..depth).map(|_| NAMES[next(NAMES.len())]).collect();
@@ -640,7 +742,7 @@ mod tests {
                 let name = NAMES[next(NAMES.len())];
                 let is_dir = next(2) == 0;
                 let full: Vec<&str> = dir.iter().copied().chain([name]).collect();
-                let want = r.hides_entry(&full.join("/"), is_dir);
+                let want = oracle.hides_entry(&full.join("/"), is_dir);
                 let h = Hide::new(&r, base.clone()).expect("hides");
                 let rel = if rel_dir.is_empty() {
                     name.to_owned()
@@ -648,6 +750,11 @@ mod tests {
                     format!("{rel_dir}/{name}")
                 };
                 let shown = format!("{rules:?} fold={fold} base={base:?} rel={rel:?} dir={is_dir}");
+                assert_eq!(
+                    r.hides_entry(&full.join("/"), is_dir),
+                    want,
+                    "hides_entry {shown}"
+                );
                 assert_eq!(h.hides(&rel, is_dir), want, "Hide::hides {shown}");
                 assert_eq!(h.hides(&rel, is_dir), want, "Hide::hides again {shown}");
                 assert_eq!(
@@ -659,5 +766,101 @@ mod tests {
             }
         }
         assert_eq!(checked, 400 * 40);
+    }
+
+    /// The resolver's first look at a path (`rules::needles`) decides
+    /// exactly as running every glob, for every effect (hidden, read-only,
+    /// a default and its exemption), on random rule sets and paths, every
+    /// kind of path (file, directory, not existing), folding case or not.
+    #[test]
+    fn first_look_agrees_with_every_glob() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut checked = 0;
+        for round in 0..400 {
+            let mut rules = Vec::new();
+            for _ in 0..1 + next(8) {
+                let (effect, default) = [
+                    (Effect::Hidden, false),
+                    (Effect::ReadOnly, false),
+                    (Effect::ReadOnly, true),
+                    (Effect::None, true),
+                ][next(4)];
+                let mut r = rule(PATTERNS[next(PATTERNS.len())], effect);
+                r.default = default;
+                if next(12) == 0 {
+                    r.matcher = Matcher::Exact(["a/b", "secrets", "c"][next(3)].to_owned());
+                }
+                rules.push(r);
+            }
+            let fold = round % 2 == 1;
+            let r = Rules::build(rules.clone(), fold).unwrap();
+            let oracle = Rules::build(rules.clone(), fold).unwrap().without_needles();
+            for _ in 0..40 {
+                let depth = 1 + next(4);
+                let path: Vec<&str> = (0..depth).map(|_| NAMES[next(NAMES.len())]).collect();
+                let path = path.join("/");
+                for kind in [Some(false), Some(true), None] {
+                    assert_eq!(
+                        r.effect(&path, kind),
+                        oracle.effect(&path, kind),
+                        "{rules:?} fold={fold} path={path:?} kind={kind:?}"
+                    );
+                }
+                assert_eq!(
+                    r.hides_entry(&path, false),
+                    oracle.hides_entry(&path, false),
+                    "{rules:?} fold={fold} path={path:?}"
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 400 * 40);
+    }
+
+    /// Globs that did not compile (only possible past `EAGER_GLOB_BYTES`,
+    /// where startup stops on it) fail closed: a hidden or read-only set
+    /// covers every path its globs must decide, an exemption lifts nothing.
+    #[test]
+    fn globs_that_did_not_compile_fail_closed() {
+        let mut d = rule(".claude", Effect::ReadOnly);
+        d.default = true;
+        let mut ex = rule("**/.claude/commands", Effect::None);
+        ex.default = true;
+        let mut r = Rules::new(vec![rule(".env", Effect::Hidden), d, ex]).unwrap();
+        for set in [&mut r.hide, &mut r.read_only_default, &mut r.exempt] {
+            set.globs.compiled = OnceLock::from(None);
+        }
+        assert_eq!(r.effect("a/.env", Some(false)), Effect::Hidden);
+        assert_eq!(
+            r.effect(".claude/commands/x", Some(false)),
+            Effect::ReadOnly
+        );
+        // A path holding none of the globs' literals never needed them.
+        assert_eq!(r.effect("src/main.rs", Some(false)), Effect::None);
+        let r = std::sync::Arc::new(r);
+        let h = Hide::new(&r, String::new()).unwrap();
+        assert!(h.hides(".env", false) && h.in_dir("a").hides(".env", false));
+        assert!(!h.hides("main.rs", false));
+    }
+
+    /// A set past `EAGER_GLOB_BYTES` is compiled by `Rules::new` (so a set
+    /// too big to compile stops startup); a smaller one when first needed.
+    #[test]
+    fn big_sets_compile_at_startup() {
+        let small = Rules::new(vec![rule(".env", Effect::Hidden)]).unwrap();
+        assert!(small.hide.globs.compiled.get().is_none());
+        assert_eq!(small.effect(".env", Some(false)), Effect::Hidden);
+        assert!(small.hide.globs.compiled.get().is_some());
+        let many: Vec<Rule> = (0..EAGER_GLOB_BYTES / 8)
+            .map(|i| rule(&format!("n{i:06}.x"), Effect::Hidden))
+            .collect();
+        let big = Rules::new(many).unwrap();
+        assert!(matches!(big.hide.globs.compiled.get(), Some(Some(_))));
     }
 }

@@ -652,6 +652,10 @@ fn bad_rules_stop_startup_with_exit_2() {
         ),
         (args![env.root(), "--hide", ""], "empty pattern"),
         (args![env.root(), "--hide", "{a,{b,{c,{d}}}}"], "--hide"),
+        (
+            args![env.root(), "--hide", "x", "--hide", "{a"],
+            "rule '--hide': bad pattern '{a'",
+        ),
     ];
     for (args, needle) in cases {
         let (code, stderr) = Server::start_expect_fail(&args);
