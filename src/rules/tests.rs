@@ -1,0 +1,348 @@
+//! Unit tests of the compiled rule set: effects, composition, the first
+//! look against every glob, and failing closed.
+
+use super::*;
+
+impl Rules {
+    /// The same rules with every glob run on every path (no first
+    /// look at their literals): the oracle for `rules::needles`.
+    pub(super) fn without_needles(mut self) -> Self {
+        for set in [
+            &mut self.hide,
+            &mut self.read_only_own,
+            &mut self.read_only_default,
+            &mut self.exempt,
+        ] {
+            set.needles = Needles::Always;
+        }
+        self
+    }
+}
+
+fn rule(p: &str, effect: Effect) -> Rule {
+    Rule {
+        id: p.to_owned(),
+        source: "test".to_owned(),
+        pattern: p.to_owned(),
+        matcher: Matcher::Glob(p.to_owned()),
+        effect,
+        default: false,
+    }
+}
+
+#[test]
+fn gitignore_shapes() {
+    let r = Rules::new(vec![
+        rule(".env", Effect::Hidden),
+        rule("/secrets", Effect::Hidden),
+        rule("keys/**", Effect::Hidden),
+        rule(".git", Effect::ReadOnly),
+    ])
+    .unwrap();
+    let e = |p: &str| r.effect(p, Some(false));
+    assert_eq!(e(".env"), Effect::Hidden);
+    assert_eq!(e("a/b/.env"), Effect::Hidden);
+    assert_eq!(e(".env/x"), Effect::Hidden);
+    assert_eq!(e(".envrc"), Effect::None);
+    assert_eq!(e("secrets/x"), Effect::Hidden);
+    assert_eq!(e("a/secrets/x"), Effect::None);
+    assert_eq!(e("keys"), Effect::None);
+    assert_eq!(e("keys/k"), Effect::Hidden);
+    assert_eq!(e(".git/hooks/pre-commit"), Effect::ReadOnly);
+    assert_eq!(e("sub/.git/config"), Effect::ReadOnly);
+    assert_eq!(e("src/main.rs"), Effect::None);
+    assert_eq!(e(""), Effect::None);
+    assert!(r.hides_entry("x/.env", false));
+    assert!(!r.hides_entry("x/y", false));
+}
+
+/// Where the filesystem folds case (the portable backend, macOS),
+/// `./.ENV` is the file `.env`: every rule matches without regard to
+/// ASCII case, the walks' quick look too. Elsewhere case counts.
+#[test]
+fn folding_backends_match_names_without_case() {
+    let rules = || {
+        let mut file = rule(".ENV-exact", Effect::ReadOnly);
+        file.matcher = Matcher::Exact("Docs/Lock".to_owned());
+        vec![
+            rule(".env", Effect::Hidden),
+            rule("/Secrets/**", Effect::Hidden),
+            rule(".git", Effect::ReadOnly),
+            file,
+        ]
+    };
+    let fold = std::sync::Arc::new(Rules::build(rules(), true).unwrap());
+    let exact = std::sync::Arc::new(Rules::build(rules(), false).unwrap());
+    for (path, effect) in [
+        (".ENV", Effect::Hidden),
+        ("a/.Env", Effect::Hidden),
+        ("secrets/k", Effect::Hidden),
+        ("SECRETS/k", Effect::Hidden),
+        (".GIT/config", Effect::ReadOnly),
+        ("docs/lock", Effect::ReadOnly),
+    ] {
+        assert_eq!(fold.effect(path, Some(false)), effect, "{path}");
+        assert_eq!(exact.effect(path, Some(false)), Effect::None, "{path}");
+    }
+    let h = Hide::new(&fold, "a".to_owned()).unwrap();
+    assert!(h.hides(".ENV", false) && h.in_dir("").hides(".eNv", false));
+    assert!(
+        Hide::new(&fold, "SECRETS".to_owned())
+            .unwrap()
+            .hides("x", false)
+    );
+    assert!(
+        !Hide::new(&exact, "a".to_owned())
+            .unwrap()
+            .hides(".ENV", false)
+    );
+    assert_eq!(
+        FOLD_CASE,
+        cfg!(any(target_os = "macos", feature = "portable"))
+    );
+}
+
+#[test]
+fn exemptions_lift_defaults_only() {
+    let mut d = rule(".claude", Effect::ReadOnly);
+    d.default = true;
+    let mut ex = rule(".claude/commands", Effect::None);
+    ex.default = true;
+    let r = Rules::new(vec![d, ex, rule("/.claude/commands/x", Effect::ReadOnly)]).unwrap();
+    assert_eq!(
+        r.effect(".claude/settings.json", Some(false)),
+        Effect::ReadOnly
+    );
+    assert_eq!(r.effect(".claude/commands/a.md", Some(false)), Effect::None);
+    assert_eq!(
+        r.effect(".claude/commands/x", Some(false)),
+        Effect::ReadOnly
+    );
+}
+
+/// Patterns for the random rule sets.
+const PATTERNS: &[&str] = &[
+    ".env",
+    ".env.*",
+    "!.env.example",
+    "*.pem",
+    "id_rsa*",
+    "node_modules",
+    "node_modules/",
+    "**/node_modules/**",
+    "/secrets",
+    "secrets/**",
+    "a/b",
+    "a/**/c",
+    "**/b/*.txt",
+    "!a/b",
+    "!b",
+    "*",
+    "!*.txt",
+    "x?z",
+    "{b,c}",
+    "*.[tT]xt",
+    "a/{b,c}",
+    "/a",
+    "b/",
+    "**/c",
+    "!**/c",
+    "C",
+    "a/B/**",
+    "ÉÉ",
+    "é/x",
+    "\\!a",
+    "a//b",
+    "./a",
+    "**",
+    "k*",
+    "!k1",
+    "/k/x",
+    "k/**",
+];
+/// Names for the random paths.
+const NAMES: &[&str] = &[
+    "a",
+    "b",
+    "c",
+    "C",
+    "A",
+    ".env",
+    ".ENV",
+    ".env.example",
+    "k1",
+    "k2",
+    "key.pem",
+    "id_rsa.pub",
+    "node_modules",
+    "secrets",
+    "x.txt",
+    "x.TXT",
+    "xyz",
+    "ÉÉ",
+    "éé",
+    "é",
+    "x",
+    "\u{212a}1",
+    "\u{212a}",
+];
+
+/// The walks' quick look decides exactly as the full rule set, on
+/// random rule sets (name and path globs, `!`, classes, braces, exact
+/// paths, regexes) and random paths, folding case or not.
+#[test]
+fn quick_look_agrees_with_the_full_set() {
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut checked = 0;
+    for round in 0..400 {
+        let mut rules = Vec::new();
+        for _ in 0..1 + next(6) {
+            let mut r = rule(PATTERNS[next(PATTERNS.len())], Effect::Hidden);
+            match next(12) {
+                0 => r.matcher = Matcher::Exact(["a/b", "secrets", "c"][next(3)].to_owned()),
+                1 => {
+                    r.matcher = Matcher::Regex(Box::new(Regex::new("b/k").unwrap()));
+                }
+                _ => {}
+            }
+            rules.push(r);
+        }
+        let fold = round % 2 == 1;
+        let r = std::sync::Arc::new(Rules::build(rules.clone(), fold).unwrap());
+        let oracle = Rules::build(rules.clone(), fold).unwrap().without_needles();
+        for _ in 0..40 {
+            let depth = next(4);
+            let dir: Vec<&str> = (0..depth).map(|_| NAMES[next(NAMES.len())]).collect();
+            let (base, rel_dir) = dir.split_at(next(depth + 1));
+            let base = base.join("/");
+            let rel_dir = rel_dir.join("/");
+            let name = NAMES[next(NAMES.len())];
+            let is_dir = next(2) == 0;
+            let full: Vec<&str> = dir.iter().copied().chain([name]).collect();
+            let want = oracle.hides_entry(&full.join("/"), is_dir);
+            let h = Hide::new(&r, base.clone()).expect("hides");
+            let rel = if rel_dir.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{rel_dir}/{name}")
+            };
+            let shown = format!("{rules:?} fold={fold} base={base:?} rel={rel:?} dir={is_dir}");
+            assert_eq!(
+                r.hides_entry(&full.join("/"), is_dir),
+                want,
+                "hides_entry {shown}"
+            );
+            assert_eq!(h.hides(&rel, is_dir), want, "Hide::hides {shown}");
+            assert_eq!(h.hides(&rel, is_dir), want, "Hide::hides again {shown}");
+            assert_eq!(
+                h.in_dir(&rel_dir).hides(name, is_dir),
+                want,
+                "HideDir {shown}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 400 * 40);
+}
+
+/// The resolver's first look at a path (`rules::needles`) decides
+/// exactly as running every glob, for every effect (hidden, read-only,
+/// a default and its exemption), on random rule sets and paths, every
+/// kind of path (file, directory, not existing), folding case or not.
+#[test]
+fn first_look_agrees_with_every_glob() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut checked = 0;
+    for round in 0..400 {
+        let mut rules = Vec::new();
+        for _ in 0..1 + next(8) {
+            let (effect, default) = [
+                (Effect::Hidden, false),
+                (Effect::ReadOnly, false),
+                (Effect::ReadOnly, true),
+                (Effect::None, true),
+            ][next(4)];
+            let mut r = rule(PATTERNS[next(PATTERNS.len())], effect);
+            r.default = default;
+            if next(12) == 0 {
+                r.matcher = Matcher::Exact(["a/b", "secrets", "c"][next(3)].to_owned());
+            }
+            rules.push(r);
+        }
+        let fold = round % 2 == 1;
+        let r = Rules::build(rules.clone(), fold).unwrap();
+        let oracle = Rules::build(rules.clone(), fold).unwrap().without_needles();
+        for _ in 0..40 {
+            let depth = 1 + next(4);
+            let path: Vec<&str> = (0..depth).map(|_| NAMES[next(NAMES.len())]).collect();
+            let path = path.join("/");
+            for kind in [Some(false), Some(true), None] {
+                assert_eq!(
+                    r.effect(&path, kind),
+                    oracle.effect(&path, kind),
+                    "{rules:?} fold={fold} path={path:?} kind={kind:?}"
+                );
+            }
+            assert_eq!(
+                r.hides_entry(&path, false),
+                oracle.hides_entry(&path, false),
+                "{rules:?} fold={fold} path={path:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 400 * 40);
+}
+
+/// Globs that did not compile (only possible past `EAGER_GLOB_BYTES`,
+/// where startup stops on it) fail closed: a hidden or read-only set
+/// covers every path its globs must decide, an exemption lifts nothing.
+#[test]
+fn globs_that_did_not_compile_fail_closed() {
+    let mut d = rule(".claude", Effect::ReadOnly);
+    d.default = true;
+    let mut ex = rule("**/.claude/commands", Effect::None);
+    ex.default = true;
+    let mut r = Rules::new(vec![rule(".env", Effect::Hidden), d, ex]).unwrap();
+    for set in [&mut r.hide, &mut r.read_only_default, &mut r.exempt] {
+        set.globs.compiled = OnceLock::from(None);
+    }
+    assert_eq!(r.effect("a/.env", Some(false)), Effect::Hidden);
+    assert_eq!(
+        r.effect(".claude/commands/x", Some(false)),
+        Effect::ReadOnly
+    );
+    // A path holding none of the globs' literals never needed them.
+    assert_eq!(r.effect("src/main.rs", Some(false)), Effect::None);
+    let r = std::sync::Arc::new(r);
+    let h = Hide::new(&r, String::new()).unwrap();
+    assert!(h.hides(".env", false) && h.in_dir("a").hides(".env", false));
+    assert!(!h.hides("main.rs", false));
+}
+
+/// A set past `EAGER_GLOB_BYTES` is compiled by `Rules::new` (so a set
+/// too big to compile stops startup); a smaller one when first needed.
+#[test]
+fn big_sets_compile_at_startup() {
+    let small = Rules::new(vec![rule(".env", Effect::Hidden)]).unwrap();
+    assert!(small.hide.globs.compiled.get().is_none());
+    assert_eq!(small.effect(".env", Some(false)), Effect::Hidden);
+    assert!(small.hide.globs.compiled.get().is_some());
+    let many: Vec<Rule> = (0..EAGER_GLOB_BYTES / 8)
+        .map(|i| rule(&format!("n{i:06}.x"), Effect::Hidden))
+        .collect();
+    let big = Rules::new(many).unwrap();
+    assert!(matches!(big.hide.globs.compiled.get(), Some(Some(_))));
+}
