@@ -9,14 +9,17 @@
 //! existing component must be a directory, possibly through an in-root
 //! symlink. With path rules in force the missing directories are made
 //! beneath the handle the rule walk produced, each checked against the
-//! rules ([`crate::fs::canon::create_dirs`]).
+//! rules (`create_walked`).
 //!
 //! May touch: the target's root handle, by paths resolved beneath it.
 
 use std::io;
 
+use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 use rustix::io::Errno;
+
+use crate::rules::Effect;
 
 use crate::error::{Error, OsPaths, Result};
 use crate::fs::scope::Target;
@@ -25,7 +28,7 @@ use crate::fs::scope::Target;
 /// directory is success.
 pub fn create_dir_all(t: &Target) -> Result<()> {
     if t.walked().is_some() {
-        return crate::fs::canon::create_dirs(t);
+        return create_walked(t);
     }
     let given = t.given.as_str();
     let dir = &t.root.dir;
@@ -64,4 +67,118 @@ fn existing_dir(dir: &Dir, prefix: &str, last: bool, given: &str) -> Result<()> 
         }),
         Err(e) => Err(Error::io("mkdir", given, &e)),
     }
+}
+
+/// Creates the missing directories of a walked target, each with `mkdirat`
+/// in the one before and then opened `O_NOFOLLOW`, and returns nothing:
+/// `create_directory`'s `mkdir -p`. `given` is the client's path.
+fn create_walked(t: &Target) -> Result<()> {
+    let given = t.given.as_str();
+    let Some(w) = t.walked() else {
+        return Err(Error::Internal("create target was not walked".to_owned()));
+    };
+    let mkdir = |e: std::io::Error| Error::io("mkdir", given, &e);
+    match w.effect {
+        Effect::Hidden => return Err(Error::io("mkdir", given, &Errno::NOENT.into())),
+        Effect::ReadOnly => {
+            return Err(Error::Protected {
+                path: given.to_owned(),
+            });
+        }
+        Effect::None => {}
+    }
+    if w.held.is_some() {
+        return Ok(());
+    }
+    match w.void {
+        None | Some(Errno::NOENT) if w.missing => {}
+        None => {
+            // The final component exists and is not a directory.
+            return Err(Error::io("mkdir", given, &Errno::EXIST.into()));
+        }
+        Some(e) => return Err(Error::io("mkdir", given, &e.into())),
+    }
+    if w.via_link {
+        return Err(Error::DanglingSymlink {
+            path: given.to_owned(),
+        });
+    }
+    // Every directory to be made is matched first, so a refusal makes
+    // nothing: `a/new/.git/../x` would make `a/new/.git`.
+    let mut path = t
+        .root
+        .rule_path(w.local.get(..w.parent_end.unwrap_or(0)).unwrap_or_default());
+    let mut depth = 0usize;
+    for name in &w.rel {
+        match name.as_str() {
+            "" | "." => continue,
+            ".." => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| Error::io("mkdir", given, &Errno::NOENT.into()))?;
+                path.truncate(path.rfind('/').unwrap_or(0));
+                continue;
+            }
+            _ => depth += 1,
+        }
+        if !path.is_empty() {
+            path.push('/');
+        }
+        path.push_str(name);
+        match t.root.rules.effect(&path, Some(true)) {
+            Effect::None => {}
+            Effect::Hidden => return Err(Error::io("mkdir", given, &Errno::NOENT.into())),
+            Effect::ReadOnly => {
+                return Err(Error::Protected {
+                    path: given.to_owned(),
+                });
+            }
+        }
+    }
+    // The directory the first `mkdir` goes in must still be where the root
+    // leads, checked just before: another process may have moved it out of
+    // the root since the walk.
+    let net = w
+        .rel
+        .iter()
+        .try_fold(0usize, |n, name| match name.as_str() {
+            "" | "." => Some(n),
+            ".." => n.checked_sub(1),
+            _ => Some(n + 1),
+        });
+    let base_local = net.and_then(|net| {
+        let parts: Vec<&str> = w.local.split('/').filter(|p| !p.is_empty()).collect();
+        let keep = parts.len().checked_sub(net)?;
+        Some(parts[..keep].join("/"))
+    });
+    let reached = base_local.is_some_and(|b| {
+        let rel = if b.is_empty() { ".".to_owned() } else { b };
+        t.root.still_reaches(&rel, &w.base)
+    });
+    if !reached {
+        return Err(Error::DirectoryMoved {
+            path: given.to_owned(),
+        });
+    }
+    // The directories made or entered, to climb back for a `..`.
+    let mut made: Vec<Dir> = Vec::new();
+    for name in &w.rel {
+        match name.as_str() {
+            "" | "." => continue,
+            ".." => {
+                made.pop();
+                continue;
+            }
+            _ => {}
+        }
+        let at: &Dir = made.last().unwrap_or(&w.base);
+        match at.create_dir(name) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(mkdir(e)),
+        }
+        let next = at.open_dir_nofollow(name).map_err(mkdir)?;
+        made.push(next);
+    }
+    Ok(())
 }
