@@ -41,8 +41,8 @@ if [ -z "${PYENV_ROOT:-}" ] && [ -d "$HOME/.pyenv" ]; then export PYENV_ROOT="$H
 export PATH="$scratch/home/.cargo/bin:$scratch/home/.local/bin:$CARGO_HOME/bin:$PATH"
 export HOME="$scratch/home"
 # Block 1's `cargo install --path .` installs tuls into the scratch home. Block
-# 2's tools (cargo-zigbuild) go where the real toolchain is, as .ci/run's
-# other steps expect them: a no-op when that version is installed already.
+# 2's tools (zig and cargo-zigbuild, from PyPI) go into the real python, as
+# .ci/run's other steps expect them.
 [ "$want" != 1 ] || export CARGO_INSTALL_ROOT="$HOME/.cargo"
 n=0
 while IFS= read -r line; do

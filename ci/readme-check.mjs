@@ -37,7 +37,7 @@ const COMMANDS = [
   { re: /^cargo install --locked --path \.$/, how: "step", by: "ci/quickstart.sh 1 (into a scratch CARGO_INSTALL_ROOT; tuls then runs from that PATH)" },
   { re: /^tuls filesystem \/path\/to\/project$/, how: "step", by: "ci/quickstart.sh 1 (stdin closed: startup lines, exit 0, nothing on stdout)" },
   { re: /^cargo test$/, how: "step", by: "ci/quickstart.sh 1" },
-  { re: /^pip install ziglang==[\d.]+ && cargo install --locked cargo-zigbuild@[\d.]+$/, how: "step", by: "ci/quickstart.sh 2" },
+  { re: /^pip install ziglang==[\d.]+ cargo-zigbuild==[\d.]+$/, how: "step", by: "ci/quickstart.sh 2" },
   { re: /^TULS_PROFILE=release TULS_TARGETS=x86_64-unknown-linux-musl bash dist\/build\.sh$/, how: "step", by: "ci/quickstart.sh 2 (then dist/smoke.sh on its output)" },
   { re: /^install -D -m 0755 dist\/out\/tuls-x86_64-unknown-linux-musl ~\/\.local\/bin\/tuls$/, how: "step", by: "ci/quickstart.sh 2 (scratch HOME; the installed binary must start)" },
   { re: /^claude mcp add /, how: "needs", by: "Claude Code (not installed in CI); the same command line is started by this script" },

@@ -5,8 +5,8 @@
 #   TULS_PROFILE=release dist/build.sh # the faster thin-LTO release profile (what CI uses)
 #   TULS_TARGETS=x86_64-unknown-linux-musl dist/build.sh   # one target
 #
-# Tool: cargo-zigbuild (`cargo install --locked cargo-zigbuild`) with zig from
-# the `ziglang` PyPI package (`pip install ziglang`; cargo-zigbuild finds it
+# Tools: cargo-zigbuild and zig, both from PyPI (`pip install ziglang
+# cargo-zigbuild`: prebuilt, nothing to compile; cargo-zigbuild finds zig
 # through `python3 -m ziglang`). zig is the C compiler and linker for both musl
 # targets, so no cross toolchain or sysroot is needed. The rustup targets must be
 # installed (`rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl`).
@@ -22,7 +22,7 @@ out=dist/out
 profdir="$profile"
 [ "$profile" = dev ] && profdir=debug
 
-command -v cargo-zigbuild >/dev/null || { echo "build.sh: cargo-zigbuild not found (cargo install --locked cargo-zigbuild)" >&2; exit 1; }
+command -v cargo-zigbuild >/dev/null || { echo "build.sh: cargo-zigbuild not found (pip install cargo-zigbuild)" >&2; exit 1; }
 python3 -m ziglang version >/dev/null 2>&1 || command -v zig >/dev/null || {
     echo "build.sh: zig not found (pip install ziglang)" >&2; exit 1; }
 
