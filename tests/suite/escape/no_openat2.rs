@@ -10,7 +10,7 @@
 
 use serde_json::json;
 
-use super::escape::{base_str, escape_class, setup};
+use super::reads::{base_str, escape_class, setup};
 use crate::suite::keep_acl::have;
 use crate::util::{BIN_VAR, Options, Server, default_timeout, wait_until};
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::util::{Server, TestEnv, assert_text};
 
-use super::write::temp_files;
+use super::write_file::temp_files;
 
 const EQ: &str = "===================================================================";
 

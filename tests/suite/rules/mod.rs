@@ -1,0 +1,4 @@
+//! Path rules (`--hide`, `--read-only-path`, the built-in protections),
+//! through the binary, case by case for every tool.
+
+mod cases;

@@ -1,0 +1,6 @@
+//! The search tools: `search_file_contents` against `rg` (modes, ignore
+//! rules, streaming, memory and reply bounds).
+
+mod bounds;
+mod contents;
+mod stream;
