@@ -5,5 +5,6 @@
 
 mod info;
 mod line_ranges;
+mod media_multiple;
 mod spelling;
 mod text;
