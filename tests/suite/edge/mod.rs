@@ -5,4 +5,5 @@
 
 mod hostile_client;
 mod in_flight;
+mod reply_memory;
 mod requests;
