@@ -6,3 +6,4 @@ mod dropin;
 mod eras;
 mod mcp;
 mod schemas;
+mod tools_list;
