@@ -5,7 +5,6 @@
 mod append_copy;
 mod create_directory;
 mod edit_file;
-mod edit_hints;
 mod journal;
 mod keep_acl;
 mod move_file;
