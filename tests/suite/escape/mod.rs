@@ -10,4 +10,5 @@ mod no_host_paths;
 #[cfg(target_os = "linux")]
 mod no_openat2;
 mod reads;
+mod table;
 mod writes;
