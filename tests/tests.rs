@@ -1,8 +1,8 @@
 //! The single integration-test binary for `tuls`.
 //!
 //! The harness lives in `tests/util/`, one module per topic (see the module docs
-//! of `tests/util/mod.rs`). Test modules go in `tests/suite/<name>.rs` and are
-//! declared inside `mod suite` below — NOT as
+//! of `tests/util/mod.rs`). Test modules go in `tests/suite/<area>/` (one
+//! folder per area, declared inside `mod suite` below) — NOT as
 //! `tests/<name>.rs`, because Cargo builds every top-level `tests/*.rs` file as a
 //! separate test binary (which would not see `util`).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)] // tests build fixtures with std::fs
