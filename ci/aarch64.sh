@@ -4,8 +4,9 @@
 #   1. its startup lines with stdin closed (what it says about Landlock there);
 #   2. dist/smoke.sh: static, a session with an empty environment, and one in a
 #      chroot holding only the binary, the emulator and the fixture;
-#   3. the escape and race tests of tests/suite (escape, write_escape, race,
-#      the slow ones included, and escape_no_openat2's escapes), driven by the
+#   3. the escape and race tests of tests/suite (escape::reads, escape::writes,
+#      the escape case table, races::read_swap, the slow ones included, and escape::no_openat2's
+#      escapes), driven by the
 #      same test executable through a wrapper named by TULS_TEST_BIN that runs
 #      the binary under the emulator.
 # The wrapper counts its starts, so a test run that did not go through it fails.
@@ -50,14 +51,14 @@ wrapper="$tmp/tuls-aarch64"
 printf '#!/bin/sh\necho >> %q\nexec %q %q "$@"\n' "$tmp/starts" "$emu_path" "$bin" > "$wrapper"
 chmod 0755 "$wrapper"
 : > "$tmp/starts"
-# The escape and race suites by module path (`suite::escape::` keeps out
+# The escape and race suites by module path (`suite::escape::reads::` keeps out
 # tests elsewhere whose names merely contain "escape" or "race"), and the
 # escapes with openat2 failing (under an emulator that lacks it, as qemu 7.2
 # does, the strace injection it adds changes nothing, and it still checks
 # the startup line and the escapes).
 TULS_TEST_BIN="$wrapper" cargo test --locked --test tests -- --include-ignored \
-    suite::escape:: suite::write_escape:: suite::race:: \
-    suite::escape_no_openat2::escapes_stay_closed_without_openat2 2>&1 | tee "$tmp/tests.log"
+    suite::escape::reads:: suite::escape::writes:: suite::escape::table:: suite::races::read_swap:: \
+    suite::escape::no_openat2::escapes_stay_closed_without_openat2 2>&1 | tee "$tmp/tests.log"
 passed="$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' "$tmp/tests.log" | tail -n 1)"
 [ "${passed:-0}" -ge 1 ] || fail "no test passed"
 starts="$(wc -l < "$tmp/starts")"

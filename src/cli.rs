@@ -13,8 +13,8 @@ Exit status: 0 on success, 1 on a runtime error, 2 on a usage or configuration e
 tuls speaks MCP (JSON-RPC 2.0, one message per line) on stdin/stdout; logs go to stderr.
 Connect it from an MCP client, e.g.:  claude mcp add tuls -- tuls filesystem ~/project";
 
-/// The help text after `tuls filesystem`'s options; the tool counts come
-/// from the tool table.
+/// The help text after `tuls filesystem`'s options; the tool counts and
+/// the example's tool name come from the tool table.
 fn fs_after_help() -> String {
     let count = |cap| {
         crate::tools::TOOLS
@@ -24,9 +24,10 @@ fn fs_after_help() -> String {
     };
     format!(
         "Selectors: filesystem (every tool), filesystem.read (the {} read tools),\n\
-         filesystem.write (the {} write tools), filesystem/<tool> (one tool).\n{FS_AFTER_HELP}",
+         filesystem.write (the {} write tools), filesystem/<tool> (one tool).\n{}",
         count(crate::tools::Capability::Read),
         count(crate::tools::Capability::Write),
+        FS_AFTER_HELP.replace("{MOVE_TOOL}", crate::tools::move_file::TOOL.name),
     )
 }
 
@@ -55,7 +56,7 @@ Examples:
   Review only:
     tuls filesystem ~/project --allow filesystem.read
   Implementation without moves:
-    tuls filesystem ~/project --allow filesystem.read --allow filesystem.write --deny filesystem/move_file
+    tuls filesystem ~/project --allow filesystem.read --allow filesystem.write --deny filesystem/{MOVE_TOOL}
   Hide secrets, keep the lockfile read-only:
     tuls filesystem ~/project --hide '.env*' --hide '!.env.example' --hide '*.pem' --read-only-path /Cargo.lock
   Check a configuration without serving:
@@ -339,6 +340,20 @@ fn parse_reply_chars(s: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The example takes its tool's name from the table, and reads as it
+    /// did when it held the name.
+    #[test]
+    fn the_help_example_names_the_move_tool() {
+        let help = fs_after_help();
+        assert!(
+            help.contains(
+                "--allow filesystem.read --allow filesystem.write --deny filesystem/move_file\n"
+            ),
+            "{help}"
+        );
+        assert!(!help.contains("{MOVE_TOOL}"));
+    }
 
     #[test]
     fn expands_a_leading_tilde_only() {

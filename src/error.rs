@@ -226,9 +226,11 @@ pub enum Error {
     },
     /// `edit_file` on a file that is not UTF-8.
     #[error(
-        "Refusing to edit '{path}': it is not valid UTF-8 (first invalid byte at offset {offset}); edit_file never rewrites bytes it cannot represent"
+        "Refusing to edit '{path}': it is not valid UTF-8 (first invalid byte at offset {offset}); {tool} never rewrites bytes it cannot represent"
     )]
     NotUtf8 {
+        /// The tool refusing (it never rewrites such bytes).
+        tool: &'static str,
         /// The path as given.
         path: String,
         /// Offset of the first invalid byte.
@@ -408,9 +410,11 @@ pub enum Error {
     },
     /// `--require-if-match`: a change to an existing file without `ifMatch`.
     #[error(
-        "Refusing to {op} '{path}' without ifMatch: this server requires every change to an existing file to name the version of the file it was based on. Read the file first (read_text_file, read_multiple_files and read_media_file give its version in structuredContent; get_file_info gives it in its text as well, so call get_file_info before reading), then call {tool} again with ifMatch set to that version"
+        "Refusing to {op} '{path}' without ifMatch: this server requires every change to an existing file to name the version of the file it was based on. Read the file first ({readers}), then call {tool} again with ifMatch set to that version"
     )]
     IfMatchRequired {
+        /// Which tools give a file's version, and how (from the tool table).
+        readers: &'static str,
         /// `write`, `edit`, `move`, ...
         op: &'static str,
         /// The path as given.
@@ -469,7 +473,7 @@ pub enum Error {
         /// The destination as given.
         to: String,
         /// Why.
-        reason: &'static str,
+        reason: String,
     },
     /// Any other failure, without host details.
     #[error("{op} '{path}' failed: {kind}")]

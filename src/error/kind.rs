@@ -162,6 +162,7 @@ mod tests {
             (Error::DanglingSymlink { path: p() }, K::Refused),
             (
                 Error::IfMatchRequired {
+                    readers: "r",
                     op: "write",
                     path: p(),
                     tool: "write_file",
@@ -181,7 +182,7 @@ mod tests {
                 Error::Move {
                     from: p(),
                     to: p(),
-                    reason: "r",
+                    reason: "r".to_owned(),
                 },
                 K::Refused,
             ),
@@ -227,6 +228,7 @@ mod tests {
             (Error::InvalidExclude { reason: p() }, K::Arguments),
             (
                 Error::NotUtf8 {
+                    tool: "edit_file",
                     path: p(),
                     offset: 0,
                 },

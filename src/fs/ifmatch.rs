@@ -85,6 +85,9 @@ pub struct Condition<'a> {
     pub op: &'static str,
     /// The tool to call again, for messages.
     pub tool: &'static str,
+    /// Which tools give a file's version, for messages (from the tool
+    /// table: `crate::tools::version_readers`).
+    pub readers: &'static str,
 }
 
 impl Condition<'_> {
@@ -104,6 +107,7 @@ impl Condition<'_> {
     pub fn require_for_existing(&self, path: &str, exists: bool) -> Result<()> {
         if self.require && exists && self.if_match.is_none() {
             return Err(Error::IfMatchRequired {
+                readers: self.readers,
                 op: self.op,
                 path: path.to_owned(),
                 tool: self.tool,

@@ -97,7 +97,7 @@ pub fn rename(
             });
         }
     }
-    no_replace(&sdir, &sl, &ddir, &dl, from, to)?;
+    no_replace(&sdir, &sl, &ddir, &dl, (from, to), cond.tool)?;
     if let Some(v) = checked {
         ifmatch::verify_moved(&v, (&ddir, &dl), (&sdir, &sl), from, cond)?;
     }
@@ -123,7 +123,15 @@ pub fn rename(
 }
 
 /// The rename itself, never over an existing name.
-fn no_replace(sdir: &Dir, sl: &str, ddir: &Dir, dl: &str, from: &str, to: &str) -> Result<()> {
+/// `tool` is the tool moving, for the refusal across filesystems.
+fn no_replace(
+    sdir: &Dir,
+    sl: &str,
+    ddir: &Dir,
+    dl: &str,
+    (from, to): (&str, &str),
+    tool: &str,
+) -> Result<()> {
     let os = |e: Errno| Error::io2("rename", from, to, from, &e.into());
     match rustix::fs::renameat_with(sdir, sl, ddir, dl, RenameFlags::NOREPLACE) {
         Ok(()) => {}
@@ -136,7 +144,9 @@ fn no_replace(sdir: &Dir, sl: &str, ddir: &Dir, dl: &str, from: &str, to: &str) 
             return Err(Error::Move {
                 from: from.to_owned(),
                 to: to.to_owned(),
-                reason: "they are on different filesystems, and move_file only renames, it never copies",
+                reason: format!(
+                    "they are on different filesystems, and {tool} only renames, it never copies"
+                ),
             });
         }
         Err(Errno::INVAL) => {
@@ -147,7 +157,8 @@ fn no_replace(sdir: &Dir, sl: &str, ddir: &Dir, dl: &str, from: &str, to: &str) 
                 return Err(Error::Move {
                     from: from.to_owned(),
                     to: to.to_owned(),
-                    reason: "a directory cannot be moved into itself or into one of its own subdirectories",
+                    reason: "a directory cannot be moved into itself or into one of its own subdirectories"
+                        .to_owned(),
                 });
             }
             // Not a directory, so not "into itself": the filesystem lacks

@@ -5,7 +5,7 @@
 //! the small text utilities the reference's output formats need ([`fmt`]),
 //! the reply budget ([`budget`]), line ranges ([`lines`]) and the reply of a
 //! content search ([`matches`](mod@matches)). The fuzz targets call this
-//! layer directly.
+//! layer directly. Its reply texts are pinned in-process in `tests.rs`.
 //! May touch: nothing.
 
 pub mod budget;
@@ -16,3 +16,6 @@ pub mod glob;
 pub mod json;
 pub mod lines;
 pub mod matches;
+
+#[cfg(test)]
+mod tests;

@@ -57,6 +57,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         limit: ctx.limits.max_read_bytes,
         op: "append to",
         tool: NAME,
+        readers: super::version_readers(),
     };
     append::append(&t, p.content.as_bytes(), &cond)?;
     Ok(Output::Text(format!("Successfully appended to {}", p.path)))

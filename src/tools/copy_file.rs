@@ -52,6 +52,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         limit: ctx.limits.max_read_bytes,
         op: "copy",
         tool: NAME,
+        readers: super::version_readers(),
     };
     copy::copy(&s, &d, &cond, &ctx.cancel)?;
     Ok(Output::Text(format!(

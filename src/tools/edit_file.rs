@@ -87,6 +87,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         limit: ctx.limits.max_read_bytes,
         op: "edit",
         tool: NAME,
+        readers: super::version_readers(),
     };
     if !dest.exists() {
         return Err(Error::os(Errno::NOENT, "open", OsPaths::one(&p.path)));
@@ -99,6 +100,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let version = Version::of(&bytes);
     cond.compare(&p.path, &version)?;
     let old = String::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
+        tool: NAME,
         path: p.path.clone(),
         offset: e.utf8_error().valid_up_to(),
     })?;
@@ -146,8 +148,9 @@ fn cut_diff(budget: &ReplyBudget, diff: String, dry_run: bool) -> String {
         "the edits were written"
     };
     let notice = format!(
-        "{}: the diff is cut after {n} of its {total} lines; {done}; see the file with read_text_file offset and limit]",
-        budget.cut_words()
+        "{}: the diff is cut after {n} of its {total} lines; {done}; see the file with {} offset and limit]",
+        budget.cut_words(),
+        super::read_text_file::TOOL.name
     );
     append_notice(&mut out, &notice);
     out

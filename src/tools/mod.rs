@@ -72,6 +72,22 @@ pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| t.name == name)
 }
 
+/// Which tools give a file's version, and how: part of the refusal of a
+/// change without `ifMatch` under `--require-if-match`, which the write
+/// tools pass to the writer (each tool's name stays in its own file).
+pub fn version_readers() -> &'static str {
+    static TEXT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let info = get_file_info::TOOL.name;
+        format!(
+            "{}, {} and {} give its version in structuredContent; {info} gives it in its text as well, so call {info} before reading",
+            read_text_file::TOOL.name,
+            read_multiple_files::TOOL.name,
+            read_media_file::TOOL.name,
+        )
+    });
+    &TEXT
+}
+
 /// A tool's capability, which the selectors name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Capability {

@@ -60,6 +60,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         limit: ctx.limits.max_read_bytes,
         op: "move",
         tool: NAME,
+        readers: super::version_readers(),
     };
     rename::rename(&s, &d, &cond, ctx.limits.max_walk_entries)?;
     Ok(Output::Text(format!(

@@ -11,7 +11,11 @@ pub const TOOL: Tool = Tool {
     name: NAME,
     capability: Capability::Read,
     title: "Read File (Deprecated)",
-    description: "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.",
+    description: concat!(
+        "Read the complete contents of a file as text. DEPRECATED: Use ",
+        read_text_file::name!(),
+        " instead."
+    ),
     hints: Hints::READ_ONLY,
     input: schema::<read_text_file::Params>,
     output: OutputKind::Text,

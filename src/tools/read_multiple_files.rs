@@ -148,9 +148,10 @@ fn cut(reply: &ReplyBudget, mut out: String, ends: &[(usize, usize)], paths: &[S
     if let Some(&(len, _)) = whole.checked_sub(1).and_then(|i| ends.get(i)) {
         out.truncate(len);
         let notice = format!(
-            "{}: files 1-{whole} of {n} shown; for the others call again with the same paths from number {} on (a long file reads in parts with read_text_file offset and limit)]",
+            "{}: files 1-{whole} of {n} shown; for the others call again with the same paths from number {} on (a long file reads in parts with {} offset and limit)]",
             reply.cut_words(),
-            whole + 1
+            whole + 1,
+            super::read_text_file::TOOL.name
         );
         append_notice(&mut out, &notice);
         return out;
@@ -173,14 +174,16 @@ fn cut(reply: &ReplyBudget, mut out: String, ends: &[(usize, usize)], paths: &[S
     };
     let notice = if lines > 0 {
         format!(
-            "{}: file 1 of {n} is cut after its line {lines} (continue it with read_text_file, offset: {}); for the others call again with the same paths from number 2 on]",
+            "{}: file 1 of {n} is cut after its line {lines} (continue it with {}, offset: {}); for the others call again with the same paths from number 2 on]",
             reply.cut_words(),
+            super::read_text_file::TOOL.name,
             lines + 1
         )
     } else {
         format!(
-            "{}: file 1 of {n} is cut (read it with read_text_file, offset and limit); for the others call again with the same paths from number 2 on]",
-            reply.cut_words()
+            "{}: file 1 of {n} is cut (read it with {}, offset and limit); for the others call again with the same paths from number 2 on]",
+            reply.cut_words(),
+            super::read_text_file::TOOL.name
         )
     };
     append_notice(&mut text, &notice);

@@ -35,7 +35,16 @@ pub const TOOL: Tool = Tool {
     run: |ctx, args| run(ctx, params(NAME, args)?),
 };
 
-const NAME: &str = "read_text_file";
+/// The tool's name as a literal, for texts built at compile time
+/// (`concat!`): `read_file`'s description names this tool.
+macro_rules! name {
+    () => {
+        "read_text_file"
+    };
+}
+pub(super) use name;
+
+const NAME: &str = name!();
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

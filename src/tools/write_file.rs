@@ -52,6 +52,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         limit: ctx.limits.max_read_bytes,
         op: "write",
         tool: NAME,
+        readers: super::version_readers(),
     };
     let version = atomic::write_if(&t, p.content.as_bytes(), &cond)?;
     Ok(Output::Text(format!("Successfully wrote to {}", p.path)).with_version(Some(&version)))

@@ -23,7 +23,7 @@
 //! * [`reply`] and [`assert`]: what a call returns ([`Reply`], [`RpcError`]) and
 //!   the shared assertions on it ([`assert_text`], [`assert_err`]).
 //! * [`proc`]: `/proc` readers (peak RSS, CPU time) for the resource tests.
-//! * [`require`]: [`require_or_skip`] for checks this machine cannot make
+//! * [`require`]: [`require_or_skip`] and [`have`] for checks this machine cannot make
 //!   (Landlock absent, no second filesystem): a `SKIPPED` line, or a failure
 //!   when `TULS_REQUIRE_LANDLOCK=1` (as in CI).
 //!

@@ -156,3 +156,20 @@ impl Drop for OtherFs {
         }
     }
 }
+
+/// Whether `tool` can run; missing is a failure when `CI=1`, a skip otherwise.
+pub fn have(tool: &str) -> bool {
+    let ok = std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "1" || v == "true");
+        assert!(
+            !ci,
+            "{tool} is missing and CI=1 (`apt-get install -y acl attr strace`)"
+        );
+        eprintln!("skipping: {tool} is not installed");
+    }
+    ok
+}

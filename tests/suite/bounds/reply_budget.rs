@@ -231,7 +231,7 @@ fn listings_and_searches_page_through_every_entry_once() {
     }
 
     // `offset` pages as it always did (a call without it pages by cursor:
-    // tests/suite/cursors.rs).
+    // tests/suite/list/cursors.rs).
     let got = list_pages(
         &server,
         "search_files",

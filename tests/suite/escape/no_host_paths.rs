@@ -13,8 +13,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::suite::keep_acl::have;
-use crate::util::{TestEnv, bin, file_uri};
+use crate::util::{TestEnv, bin, file_uri, have};
 
 #[test]
 fn no_path_syscall_after_startup_names_a_host_path() {

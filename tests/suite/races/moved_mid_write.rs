@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::suite::keep_acl::have;
-use crate::util::{Options, Reply, Server, TestEnv, file_uri};
+use crate::util::{Options, Reply, Server, TestEnv, file_uri, have};
 
 /// How long the traced sync is held.
 const HOLD_US: &str = "3000000";

@@ -10,24 +10,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::util::{Server, TestEnv};
-
-/// Whether `tool` can run; missing is a failure when `CI=1`, a skip otherwise.
-pub fn have(tool: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "1" || v == "true");
-        assert!(
-            !ci,
-            "{tool} is missing and CI=1 (`apt-get install -y acl attr strace`)"
-        );
-        eprintln!("skipping: {tool} is not installed");
-    }
-    ok
-}
+use crate::util::{Server, TestEnv, have};
 
 fn run(cmd: &str, args: &[&str]) -> String {
     let out = Command::new(cmd).args(args).output().expect(cmd);

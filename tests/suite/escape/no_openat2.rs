@@ -10,9 +10,8 @@
 
 use serde_json::json;
 
-use super::escape::{base_str, escape_class, setup};
-use crate::suite::keep_acl::have;
-use crate::util::{BIN_VAR, Options, Server, default_timeout, wait_until};
+use super::reads::{base_str, escape_class, setup};
+use crate::util::{BIN_VAR, Options, Server, default_timeout, have, wait_until};
 
 /// What the server prints at startup when `openat2` is missing.
 const LINE: &str = "tuls: openat2: unavailable here";

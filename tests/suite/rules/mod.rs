@@ -1,0 +1,7 @@
+//! Path rules (`--hide`, `--read-only-path`, the built-in protections),
+//! through the binary: case by case for every tool, the operator's flags,
+//! and links swapped in or made outside tuls.
+
+mod cases;
+mod flags;
+mod links;
