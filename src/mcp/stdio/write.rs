@@ -15,8 +15,9 @@ use rmcp::model::{CallToolResult, JsonRpcMessage, RequestId, ServerResult};
 use rmcp::service::TxJsonRpcMessage;
 use serde::Serialize;
 
+use super::Hooks;
 use super::splice::Splice;
-use super::{Hooks, Out};
+use crate::mcp::out::Out;
 use crate::mcp::reply::mirrors;
 use crate::text::fmt::Counted;
 
