@@ -10,8 +10,9 @@
 //! ([`flow`]); the filesystem workers ([`workers`]); and what the
 //! 2026-07-28 era adds to rmcp's shaping ([`era`]).
 //!
-//! Imports go one way: `stdio` → `call` → `session`, `server` → `flow`,
-//! `roots`, `workers`, `reply`, `era`; `out` is below them all but `flow`.
+//! Imports go one way, with no circle: `stdio` → `call` → `session`,
+//! `server`, `out`; `server` → `roots`, `workers`, `flow`, `reply`, `era`;
+//! `out` → `flow` → `workers`.
 //! May touch: stdin and stdout; the filesystem only through [`crate::tools`]
 //! and the root handles of [`crate::fs`].
 

@@ -44,11 +44,13 @@ use super::framing::LineReader;
 use super::out::Out;
 use super::server::Server;
 
+mod frame;
 mod read;
 mod splice;
 mod write;
 
 use read::{RawStdin, Reader};
+pub use write::Hooks;
 
 /// Messages queued for the writer thread before `send` waits.
 const WRITE_QUEUE: usize = 1024;
@@ -56,13 +58,6 @@ const WRITE_QUEUE: usize = 1024;
 /// Messages read and parsed, queued for rmcp's service loop before the
 /// reader waits.
 const SERVICE_QUEUE: usize = 16;
-
-/// Process-level hooks the binary supplies (the library has no `unsafe`).
-#[derive(Debug, Clone, Copy)]
-pub struct Hooks {
-    /// Called after a reply of 1 MiB or more has been written and freed.
-    pub after_large_reply: fn(),
-}
 
 /// Serves one MCP session over stdin/stdout on `runtime`, with request
 /// lines bounded to `max_request_bytes`, until the client goes away. Every
