@@ -593,7 +593,10 @@ fn progress_is_the_same_with_any_meta_and_precedes_the_reply() {
         let mut seen = Vec::new();
         let mut after_reply = 0;
         let mut replied = false;
-        while let Some(msg) = server.recv(Duration::from_millis(500)) {
+        // Until the reply, as long as a loaded machine takes; after it,
+        // long enough to see a late notification.
+        let wait = |replied: bool| Duration::from_millis(if replied { 500 } else { 20_000 });
+        while let Some(msg) = server.recv(wait(replied)) {
             if msg.get("method").is_none() {
                 assert_eq!(msg["id"], id, "{msg}");
                 replied = true;
