@@ -156,7 +156,9 @@ impl Calls {
             other => return Some(other),
         };
         let supported = self.server.supported_protocol_versions();
-        if !matches!(req.request, ClientRequest::CallToolRequest(_)) {
+        if !matches!(req.request, ClientRequest::CallToolRequest(_)) || self.lifecycle.failed() {
+            // (After a failed handshake the service is gone: the reader
+            // stops when it hands it the request, as for any request.)
             self.lifecycle.observe(&req.id, &req.request, &supported);
             self.table.insert(req.id.clone(), Entry::Service);
             if let Some(taken) = slot.take() {

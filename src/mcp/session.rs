@@ -158,6 +158,12 @@ impl Lifecycle {
         }
     }
 
+    /// Whether the opening handshake failed: rmcp's service has ended the
+    /// session, and nothing more is answered.
+    pub fn failed(&self) -> bool {
+        *lock(&self.phase) == Phase::Failed
+    }
+
     /// Checks a `tools/call` with this `_meta` as rmcp checks a request
     /// before its handler runs, and says in which era it is answered. A
     /// call that opens the inline lifecycle opens it here.
