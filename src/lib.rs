@@ -5,7 +5,7 @@
 //! resolve-beneath lookup enforces the scope. See README.md and SECURITY.md.
 //!
 //! Three layers, outside in:
-//! - [`mcp`]: the edge. JSON-RPC framing on stdio, the rmcp handler, the
+//! - [`mcp`]: the edge. JSON-RPC framing on stdio, the one tool-call path, the rmcp handler, the
 //!   mapping of results and errors to replies, and client roots.
 //! - [`tools`]: the tool table and one thin adapter per tool.
 //! - [`fs`]: the capability core. Roots (the one ambient-authority site),

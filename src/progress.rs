@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// so far. It throttles itself: nothing is sent in the first
 /// [`Progress::QUIET`], then at most one report per [`Progress::EVERY`],
 /// and only a value larger than the last one sent.
-/// The edge ([`crate::mcp::server`]) turns reports into
+/// The edge ([`crate::mcp::call`]) turns reports into
 /// `notifications/progress`; the tools and the walks see only this.
 #[derive(Clone)]
 pub struct Progress {

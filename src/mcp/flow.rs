@@ -7,42 +7,36 @@
 //! does not read its replies finds stdin full, and the heap stays bounded.
 //!
 //! Requests: the reader takes a call slot before it reads a line; a request
-//! carries its slot (in its rmcp extensions, or in its direct call) until
-//! its reply is queued.
+//! carries its slot (in its tool call, or in its rmcp extensions for the
+//! requests rmcp's service answers) until its reply is queued.
 //!
 //! Reply bytes: a tool call reserves, before its tool runs, the most its
-//! reply can hold while being built (the tool's [`crate::memory::Plan`], in its table entry). A tool that reads one whole
-//! file reserves a small share up front and grows it once the file is open,
-//! by the file's size, before reading it ([`CallBudget`]): a burst of small
-//! reads then runs side by side, where reserving every read's worst case
-//! (four times `--max-read-bytes`) let two run at once. (Not a batch: it
-//! would wait for more while holding the files it read, uncounted; nor an
-//! edit: its reply is made of the request's new text as much as the file.) When the reply
+//! reply can hold while being built (the tool's [`crate::memory::Plan`], in
+//! its table entry). A tool that reads one whole file reserves a small
+//! share up front and grows it once the file is open, by the file's size,
+//! before reading it ([`CallBudget`]): a burst of small reads then runs side
+//! by side, where reserving every read's worst case (four times
+//! `--max-read-bytes`) let two run at once. (Not a batch: it would wait for
+//! more while holding the files it read, uncounted; nor an edit: its reply
+//! is made of the request's new text as much as the file.) When the reply
 //! is built the reservation shrinks to the bytes the reply holds
-//! ([`held_bytes`]) and goes with the reply (a direct call's, at once; an
-//! rmcp call's is parked under the request id, and the transport's `send`
-//! takes it with the reply); the writer releases it once the reply is
-//! written. The writer escapes the text (up to six bytes per byte) and
-//! writes it twice (`structuredContent`), but streams both from the one copy
-//! held, so held bytes, not wire bytes, are what is counted.
+//! ([`held_bytes`], [`Flow::settle`]) and goes with the reply to the
+//! writer, which releases it once the reply is written. The writer escapes
+//! the text (up to six bytes per byte) and writes it twice
+//! (`structuredContent`), but streams both from the one copy held, so held
+//! bytes, not wire bytes, are what is counted.
 //!
-//! The ledger mirrors rmcp's own table of requests in flight: an id enters
-//! when its request is read, and leaves when its reply is sent or a
-//! `notifications/cancelled` names it (rmcp then drops the reply). A
-//! reservation parked for an id not in flight is released at once, so a
-//! cancelled call or a reused id cannot leak budget.
+//! Which requests are in flight is not kept here: the one table of them is
+//! the call lifecycle's ([`super::call`]).
 //!
-//! Here: the session's [`Flow`] (call slots, the byte budget, the ledger).
+//! Here: the session's [`Flow`] (call slots, the byte budget).
 //! A running call's growing share is in `call` ([`CallBudget`]); what a
 //! built reply holds is measured in `held` ([`held_bytes`]).
 //! May touch: nothing (no I/O).
 
-use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use rmcp::RoleServer;
-use rmcp::model::{ClientNotification, GetExtensions, JsonRpcMessage, RequestId};
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::model::{ClientRequest, GetExtensions};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::sync::lock;
@@ -63,21 +57,12 @@ pub struct Flow {
     bytes: Arc<Semaphore>,
     units: u32,
     calls: Arc<Semaphore>,
-    ledger: Mutex<Ledger>,
-}
-
-#[derive(Debug, Default)]
-struct Ledger {
-    /// Ids of requests read whose reply has not been sent or cancelled.
-    in_flight: HashSet<RequestId>,
-    /// Reply budget of built replies, waiting for `send`.
-    held: HashMap<RequestId, Vec<OwnedSemaphorePermit>>,
 }
 
 /// One request's place among those in flight; rides in the request's rmcp
 /// extensions and is freed when the handler drops its context.
 #[derive(Debug, Clone)]
-struct CallSlot(Arc<Slot>);
+struct CallSlot(#[allow(dead_code)] Arc<Slot>);
 
 /// A free call slot, taken by the reader before it reads a line; once a
 /// request takes it, it also carries the budget its parsed message holds
@@ -110,12 +95,10 @@ impl Slot {
     }
 }
 
-/// The parse budget carried by the call slot in a request's rmcp
-/// extensions, taken out ([`Slot::take_carried`]).
-pub fn take_carried(extensions: &rmcp::model::Extensions) -> Option<Reservation> {
-    extensions
-        .get::<CallSlot>()
-        .and_then(|slot| slot.0.take_carried())
+/// Makes a request for rmcp's service hold `slot` (in its extensions),
+/// until the handler drops its context.
+pub fn attach(request: &mut ClientRequest, slot: Slot) {
+    request.extensions_mut().insert(CallSlot(Arc::new(slot)));
 }
 
 /// Reply bytes reserved for one call, released when dropped.
@@ -138,7 +121,6 @@ impl Flow {
             bytes: Arc::new(Semaphore::new(units as usize)),
             units,
             calls: Arc::new(Semaphore::new(max_calls.max(1))),
-            ledger: Mutex::new(Ledger::default()),
         }
     }
 
@@ -172,63 +154,6 @@ impl Flow {
         let slot = self.calls.clone().try_acquire_owned().ok()?;
         drop(self.bytes.try_acquire().ok()?);
         Some(Slot::new(slot))
-    }
-
-    /// Sees each message as it is handed to rmcp: a request takes `slot`
-    /// and enters the ledger; `notifications/cancelled` takes its request
-    /// out (rmcp drops a cancelled call's reply, so its budget goes now).
-    pub fn on_message(&self, msg: &mut RxJsonRpcMessage<RoleServer>, slot: &mut Option<Slot>) {
-        match msg {
-            JsonRpcMessage::Request(r) => {
-                if let Some(taken) = slot.take() {
-                    r.request.extensions_mut().insert(CallSlot(Arc::new(taken)));
-                }
-                lock(&self.ledger).in_flight.insert(r.id.clone());
-            }
-            JsonRpcMessage::Notification(n) => {
-                if let ClientNotification::CancelledNotification(c) = &n.notification
-                    && let Some(id) = &c.params.request_id
-                {
-                    let mut ledger = lock(&self.ledger);
-                    ledger.in_flight.remove(id);
-                    ledger.held.remove(id);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Sees each outgoing message as rmcp hands it to the transport: a reply
-    /// leaves the ledger and takes the budget parked for its id.
-    pub fn on_send(&self, msg: &TxJsonRpcMessage<RoleServer>) -> Held {
-        let id = match msg {
-            JsonRpcMessage::Response(r) => &r.id,
-            JsonRpcMessage::Error(e) => match &e.id {
-                Some(id) => id,
-                None => return Held::default(),
-            },
-            _ => return Held::default(),
-        };
-        let mut ledger = lock(&self.ledger);
-        ledger.in_flight.remove(id);
-        Held(ledger.held.remove(id).unwrap_or_default())
-    }
-
-    /// At the end of input: waits until every request handed to rmcp has
-    /// been answered (or cancelled), until `deadline` at the latest, so
-    /// that rmcp's path answers its calls as the direct path does (rmcp
-    /// itself drops the calls still running when its input ends).
-    pub fn drain(&self, deadline: std::time::Instant) {
-        while !lock(&self.ledger).in_flight.is_empty() {
-            if std::time::Instant::now() >= deadline {
-                tracing::warn!(
-                    requests = lock(&self.ledger).in_flight.len(),
-                    "input ended; requests still running after the grace are dropped unanswered"
-                );
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
     }
 
     /// Reserves `bytes` of reply budget (at most the whole budget), waiting
@@ -307,17 +232,6 @@ impl Flow {
         self.units_for(have.saturating_mul(UNIT).saturating_add(bytes))
     }
 
-    /// Parks the budget of a built reply of `bytes` for request `id`
-    /// ([`Flow::settle`]), until `send` takes it with the reply. Released at
-    /// once if `id` is no longer in flight.
-    pub fn hold(&self, id: &RequestId, res: Reservation, bytes: u64) {
-        let permit = self.settle(res, bytes);
-        let mut ledger = lock(&self.ledger);
-        if ledger.in_flight.contains(id) {
-            ledger.held.entry(id.clone()).or_default().extend(permit.0);
-        }
-    }
-
     /// The budget of a built reply of `bytes`, to travel with it to the
     /// writer: `res` shrunk to fit it, or grown if the estimate was short
     /// and budget is free (never waiting: a call that waited for more while
@@ -350,15 +264,9 @@ mod tests {
     #[tokio::test]
     async fn a_reservation_shrinks_to_the_reply_and_goes_with_it() {
         let flow = Flow::new(1024 * UNIT, 4);
-        let id = RequestId::Number(1);
-        lock(&flow.ledger).in_flight.insert(id.clone());
         let res = flow.reserve(800 * UNIT).await.unwrap();
         assert_eq!(flow.bytes.available_permits(), 224);
-        flow.hold(&id, res, 100 * UNIT);
-        assert_eq!(flow.bytes.available_permits(), 924);
-        let msg: TxJsonRpcMessage<RoleServer> =
-            JsonRpcMessage::response(rmcp::model::ServerResult::empty(()), id.clone());
-        let held = flow.on_send(&msg);
+        let held = flow.settle(res, 100 * UNIT);
         assert_eq!(flow.bytes.available_permits(), 924);
         drop(held);
         assert_eq!(flow.bytes.available_permits(), 1024);
@@ -367,25 +275,20 @@ mod tests {
     #[tokio::test]
     async fn a_reply_that_outgrows_its_reservation_never_waits_behind_the_whole_budget() {
         let flow = Arc::new(Flow::new(1024 * UNIT, 4));
-        let id = RequestId::Number(1);
-        lock(&flow.ledger).in_flight.insert(id.clone());
         let small = flow.reserve(64 * UNIT).await.unwrap();
         let f = flow.clone();
         let big = tokio::spawn(async move { f.reserve(1024 * UNIT).await.map(drop) });
         tokio::task::yield_now().await;
-        flow.hold(&id, small, 100 * UNIT);
-        let msg: TxJsonRpcMessage<RoleServer> =
-            JsonRpcMessage::response(rmcp::model::ServerResult::empty(()), id);
-        drop(flow.on_send(&msg));
+        drop(flow.settle(small, 100 * UNIT));
         big.await.unwrap().unwrap();
     }
 
     #[tokio::test]
-    async fn budget_for_an_id_not_in_flight_is_released_at_once() {
+    async fn a_reservation_is_capped_at_the_budget() {
         let flow = Flow::new(1024 * UNIT, 4);
         let res = flow.reserve(10_000 * UNIT).await.unwrap();
         assert_eq!(flow.bytes.available_permits(), 0, "capped at the budget");
-        flow.hold(&RequestId::Number(9), res, 10 * UNIT);
+        drop(res);
         assert_eq!(flow.bytes.available_permits(), 1024);
     }
 }

@@ -1,20 +1,23 @@
-//! The MCP server handler: `initialize`, `tools/list` and `tools/call`.
+//! The tuls server: the rmcp handler of the requests rmcp's service
+//! answers (`initialize`, `tools/list`, `server/discover`, the client-roots
+//! notifications), and the run of one admitted tool call.
 //!
-//! Owns: the rmcp `ServerHandler`. A call to a tool that is not enabled is
-//! refused exactly as an unknown tool is (JSON-RPC `-32602`), before its
-//! arguments are looked at. Tool work runs on the filesystem workers
-//! ([`super::workers`]), and a panic inside a tool becomes an `isError`
-//! result for that call only. Each call
-//! waits for pending client roots ([`super::roots`]) and then resolves
-//! against one snapshot of the roots, taken when it starts.
+//! Owns: the rmcp `ServerHandler` (it has no `call_tool`: every
+//! `tools/call` is the call lifecycle's, [`super::call`]), what a call needs
+//! before it runs ([`Server::admit`]: pending client roots,
+//! [`super::roots`], and its reply budget, [`super::flow`]), and running it
+//! ([`Server::execute`], on a filesystem worker, [`super::workers`]):
+//! against one snapshot of the roots, taken when it starts, with the audit
+//! record and the journal's refusals; a panic inside a tool becomes an
+//! `isError` result for that call only.
 //! May touch: the scope, through [`super::roots`] and the tools.
 
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult,
-    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolResult, DiscoverResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -22,7 +25,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::era;
-use super::flow::{CallBudget, Flow, Reservation, held_bytes};
+use super::flow::{CallBudget, Flow, Reservation};
 use super::reply;
 use super::roots::ClientRoots;
 use super::workers::Workers;
@@ -143,43 +146,9 @@ impl Server {
         self.inner.flow.clone()
     }
 
-    /// Runs one tool call to completion, in process. Returns the MCP result
-    /// (without `structuredContent`; see [`reply`]) and the reply budget
-    /// reserved for it ([`super::flow`]): taken after the roots wait, before
-    /// the tool runs. `None` when the tool is not enabled (the caller
-    /// refuses it as an unknown tool).
-    async fn run(
-        &self,
-        name: &str,
-        args: Value,
-        cancel: CancellationToken,
-        progress: Option<Progress>,
-        carried: Option<Reservation>,
-    ) -> Option<(CallToolResult, Option<Reservation>)> {
-        let tool = self.enabled(name)?;
-        let reservation = match self.admit(tool, carried).await {
-            Ok(r) => r,
-            Err(e) => return Some((reply::tool_result(Err(e)), None)),
-        };
-        let this = self.clone();
-        let joined = self
-            .inner
-            .workers
-            .run(move || this.execute(tool, args, cancel, progress, reservation))
-            .await;
-        Some(joined.unwrap_or_else(|_| (panicked(tool), None)))
-    }
-
     /// The tool called `name`, when it is enabled.
     pub(super) fn enabled(&self, name: &str) -> Option<&'static ToolDef> {
         tools::find(name).filter(|t| self.inner.policy.is_enabled(t.name))
-    }
-
-    /// The refusal of a call to a tool that is not enabled: exactly that of
-    /// an unknown tool (JSON-RPC `-32602`).
-    pub(super) fn not_found(name: &str) -> McpError {
-        tracing::debug!(tool = name, "refused a call to a tool that is not enabled");
-        McpError::invalid_params(format!("Tool {name} not found"), None)
     }
 
     /// Lets a call of `tool` start: waits, bounded, for pending client roots,
@@ -443,59 +412,5 @@ impl ServerHandler for Server {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.inner.tools.iter().find(|t| t.name == name).cloned()
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let args = request
-            .arguments
-            .map(Value::Object)
-            .unwrap_or_else(|| json!({}));
-        // Reports go through one channel to one task, so they reach the
-        // client in order; the task ends when the call drops its sink, and
-        // the reply waits for it, so no report comes after the reply.
-        let mut reporter = None;
-        let progress = context.meta.get_progress_token().map(|token| {
-            let peer = context.peer.clone();
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
-            reporter = Some(tokio::spawn(async move {
-                while let Some(done) = rx.recv().await {
-                    let param = ProgressNotificationParam::new(token.clone(), done as f64);
-                    if let Err(e) = peer.notify_progress(param).await {
-                        tracing::debug!(error = %e, "progress notification not sent");
-                    }
-                }
-            }));
-            Progress::new(move |done| {
-                let _ = tx.send(done);
-            })
-        });
-        let ran = self
-            .run(
-                &request.name,
-                args,
-                context.ct.clone(),
-                progress,
-                super::flow::take_carried(&context.extensions),
-            )
-            .await;
-        if let Some(reporter) = reporter {
-            let _ = reporter.await;
-        }
-        match ran {
-            Some((mut r, reservation)) => {
-                if let Some(res) = reservation {
-                    self.inner.flow.hold(&context.id, res, held_bytes(&r));
-                }
-                if era::is_modern(context.protocol_version().as_ref()) {
-                    r.meta = Some(era::with_server_info(r.meta, &self.get_info().server_info));
-                }
-                Ok(r.into())
-            }
-            None => Err(Self::not_found(&request.name)),
-        }
     }
 }

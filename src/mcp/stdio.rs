@@ -20,9 +20,10 @@
 //! reader waits for a call slot and free reply budget ([`super::flow`]).
 //! Each message is shown to an observer in wire order before it is handed
 //! on (client roots use it; see [`super::roots::ClientRoots::observe`]).
-//! A plain `tools/call` then starts as a direct call ([`super::direct`]);
-//! every other message goes to rmcp's service loop through a short queue
-//! (the reader waits when it is full, so rmcp's pace bounds what is read).
+//! Then every message goes to the call lifecycle ([`super::call`]): a
+//! `tools/call` is run and answered there; every other message goes on to
+//! rmcp's service loop through a short queue (the reader waits when it is
+//! full, so rmcp's pace bounds what is read).
 //!
 //! Writing: one writer thread serializes each message directly into a
 //! buffered, locked stdout, so a 20 MiB reply is never copied into a second
@@ -32,22 +33,24 @@
 //! text is escaped once and written twice (`splice`).
 //! May touch: stdin and stdout.
 
-use rmcp::model::ErrorData;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServiceExt};
 use std::sync::Arc;
 
-use super::direct::Direct;
-use super::flow::{Flow, Held};
+use super::call::Calls;
+use super::flow::Held;
 use super::framing::LineReader;
+use super::out::Out;
 use super::server::Server;
 
+mod frame;
 mod read;
 mod splice;
 mod write;
 
 use read::{RawStdin, Reader};
+pub use write::Hooks;
 
 /// Messages queued for the writer thread before `send` waits.
 const WRITE_QUEUE: usize = 1024;
@@ -55,27 +58,6 @@ const WRITE_QUEUE: usize = 1024;
 /// Messages read and parsed, queued for rmcp's service loop before the
 /// reader waits.
 const SERVICE_QUEUE: usize = 16;
-
-/// What the writer thread writes: one line each. (The message variant is
-/// the common one; boxing it would cost an allocation per reply.)
-#[allow(clippy::large_enum_variant)]
-pub enum Out {
-    /// A message from the service, with the reply budget it holds
-    /// (released once it is written).
-    Message(TxJsonRpcMessage<RoleServer>, Held),
-    /// An error reply whose request id could not be read (`id: null`).
-    NullIdError(ErrorData),
-    /// An error reply to a request whose id is written as the client wrote
-    /// it (a number rmcp's id type would change).
-    RawIdError(String, ErrorData),
-}
-
-/// Process-level hooks the binary supplies (the library has no `unsafe`).
-#[derive(Debug, Clone, Copy)]
-pub struct Hooks {
-    /// Called after a reply of 1 MiB or more has been written and freed.
-    pub after_large_reply: fn(),
-}
 
 /// Serves one MCP session over stdin/stdout on `runtime`, with request
 /// lines bounded to `max_request_bytes`, until the client goes away. Every
@@ -92,10 +74,9 @@ pub fn serve(
         .spawn(move || write::write_loop(rx, hooks))
         .map_err(|e| format!("cannot start the stdout writer: {e}"))?;
     let (to_service, from_reader) = tokio::sync::mpsc::channel(SERVICE_QUEUE);
-    let direct = Arc::new(Direct::new(
+    let calls = Arc::new(Calls::new(
         server.clone(),
         tx.downgrade(),
-        server.roots_wait(),
         runtime.handle().clone(),
     ));
     let roots = server.client_roots();
@@ -103,7 +84,7 @@ pub fn serve(
         lines: LineReader::new(RawStdin, max_request_bytes),
         max: max_request_bytes,
         flow: server.flow(),
-        direct: direct.clone(),
+        calls: calls.clone(),
         observe: Box::new({
             let roots = roots.clone();
             move |msg| roots.observe(msg)
@@ -121,10 +102,9 @@ pub fn serve(
         .spawn(move || reader.run())
         .map_err(|e| format!("cannot start the stdin reader: {e}"))?;
     let transport = Stdio {
-        direct,
+        calls,
         tx,
         from_reader,
-        flow: server.flow(),
     };
     let result = runtime.block_on(async move {
         let service = match server.serve(transport).await {
@@ -147,11 +127,10 @@ pub fn serve(
 /// The server side of stdio, as rmcp sees it: messages from the reader
 /// thread in, replies to the writer thread out.
 struct Stdio {
-    /// Sees the `initialize` answer ([`super::direct`]).
-    direct: Arc<Direct>,
+    /// Sees each reply ([`Calls::on_send`]).
+    calls: Arc<Calls>,
     tx: tokio::sync::mpsc::Sender<Out>,
     from_reader: tokio::sync::mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
-    flow: Arc<Flow>,
 }
 
 impl Transport<RoleServer> for Stdio {
@@ -161,13 +140,19 @@ impl Transport<RoleServer> for Stdio {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.direct.on_send(&item);
+        let deliver = self.calls.on_send(&item);
         let tx = self.tx.clone();
-        let held = self.flow.on_send(&item);
         async move {
-            tx.send(Out::Message(item, held)).await.map_err(|_| {
-                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed")
-            })
+            if !deliver {
+                return Ok(());
+            }
+            // rmcp's replies hold no reply budget (tool results are the
+            // call lifecycle's).
+            tx.send(Out::Message(item, Held::default()))
+                .await
+                .map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed")
+                })
         }
     }
 

@@ -1,6 +1,7 @@
-//! Direct tool calls (`src/mcp/direct.rs`): a `tools/call` that bypasses
-//! rmcp's per-request path must answer exactly as rmcp's path does, and
-//! every call gets its answer, also when input ends right after it.
+//! One request path (`src/mcp/call.rs`): every `tools/call`, of either
+//! protocol era and with any `_meta`, is run and answered by tuls's call
+//! lifecycle, never by rmcp's handler; every call gets its answer, also
+//! when input ends right after it; a cancelled call gets none.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -15,11 +16,27 @@ fn without_id(mut v: Value) -> Value {
     v
 }
 
-/// The same calls, once plain (taken directly) and once with a `_meta` key
-/// that sends them through rmcp, give identical replies; rmcp's own debug
-/// log shows which path each took.
+/// Whether rmcp's own debug log shows that rmcp's service received the
+/// request with this id.
+fn rmcp_received(log: &str, id: &str) -> bool {
+    log.lines()
+        .any(|l| l.contains("received request") && l.contains(&format!("id={id}")))
+}
+
+/// The 2026-07-28 `_meta` a stateless request carries.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+/// The same calls, plain, with another `_meta` key, and with a 2026-07-28
+/// `_meta` in a handshake session: the first two answer identically, the
+/// third as the 2026-07-28 era shapes it; none reaches rmcp's service
+/// (its debug log names every request it receives: `tools/list` does).
 #[test]
-fn direct_calls_answer_exactly_as_rmcp_does() {
+fn every_call_of_either_era_is_answered_by_the_one_path() {
     let env = TestEnv::new();
     env.write("a.txt", "hello\nworld\n");
     env.write("d/b.md", "# b\n");
@@ -39,41 +56,85 @@ fn direct_calls_answer_exactly_as_rmcp_does() {
         ("list_allowed_directories", json!({})),
     ];
     for (i, (tool, args)) in calls.iter().enumerate() {
-        let direct = server.request_with_id(
+        let plain = server.request_with_id(
             json!(1000 + i),
             "tools/call",
             json!({"name": tool, "arguments": args}),
         );
-        let routed = server.request_with_id(
+        let other_meta = server.request_with_id(
             json!(2000 + i),
             "tools/call",
-            json!({"name": tool, "arguments": args, "_meta": {"tuls.test/route": "rmcp"}}),
+            json!({"name": tool, "arguments": args, "_meta": {"tuls.test/any": 1}}),
         );
-        assert!(direct.get("result").is_some(), "{tool}: {direct}");
+        let modern = server.request_with_id(
+            json!(3000 + i),
+            "tools/call",
+            json!({"name": tool, "arguments": args, "_meta": modern_meta()}),
+        );
+        assert!(plain.get("result").is_some(), "{tool}: {plain}");
+        assert!(plain["result"].get("_meta").is_none(), "{plain}");
         assert_eq!(
-            without_id(direct),
-            without_id(routed),
-            "{tool} {args}: the direct reply differs from rmcp's"
+            without_id(plain.clone()),
+            without_id(other_meta),
+            "{tool} {args}: another _meta key changed the reply"
+        );
+        assert_eq!(
+            modern["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "tuls",
+            "{modern}"
+        );
+        assert_eq!(modern["result"]["resultType"], "complete", "{modern}");
+        let mut modern = modern;
+        for key in ["_meta", "resultType"] {
+            modern["result"].as_object_mut().map(|o| o.remove(key));
+        }
+        assert_eq!(
+            without_id(plain),
+            without_id(modern),
+            "{tool} {args}: the 2026-07-28 reply differs beyond its era's fields"
         );
     }
-    // A tool that is not enabled is refused by rmcp on both paths.
-    let refused = server.request("tools/call", json!({"name": "nope", "arguments": {}}));
-    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    // A tool that is not enabled, in either era: -32602, as an unknown tool.
+    for meta in [json!({}), modern_meta()] {
+        let refused = server.request(
+            "tools/call",
+            json!({"name": "nope", "arguments": {}, "_meta": meta}),
+        );
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert_eq!(
+            refused["error"]["message"], "Tool nope not found",
+            "{refused}"
+        );
+    }
+    // 2026-07-28 `_meta` without its capabilities: rmcp's refusal.
+    let bad = server.request(
+        "tools/call",
+        json!({"name": "read_text_file", "arguments": {"path": "a.txt"},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("clientCapabilities")),
+        "{bad}"
+    );
+    server.request_with_id(json!(4242), "tools/list", json!({}));
 
     server.close_stdin();
     assert!(server.wait_exit(Duration::from_secs(20)).is_some());
     let log = server.stderr();
+    assert!(
+        rmcp_received(&log, "4242"),
+        "rmcp's log does not name the tools/list it answered:\n{log}"
+    );
     for i in 0..calls.len() {
-        assert!(
-            log.contains(&format!("id={}", 2000 + i)),
-            "rmcp did not handle the routed call {}:\n{log}",
-            2000 + i
-        );
-        assert!(
-            !log.contains(&format!("id={}", 1000 + i)),
-            "rmcp handled the plain call {}: it was not taken directly",
-            1000 + i
-        );
+        for base in [1000, 2000, 3000] {
+            assert!(
+                !rmcp_received(&log, &(base + i).to_string()),
+                "rmcp's service received the call {}",
+                base + i
+            );
+        }
     }
 }
 
@@ -123,37 +184,56 @@ fn every_call_is_answered_when_input_ends_right_after_it() {
     assert!(server.wait_exit(Duration::from_secs(20)).is_some());
 }
 
-/// A stateless 2026-07-28 call (no `initialize`) stays on rmcp's path,
-/// which checks its `_meta` and shapes its result for that protocol.
+/// A stateless 2026-07-28 call (no `initialize`) is answered by the one
+/// path, shaped for that protocol, and opens the inline lifecycle for rmcp
+/// too: a later `ping` without `_meta` is refused as that lifecycle
+/// refuses it (before any lifecycle, rmcp answers it). A call without the
+/// `_meta` the inline lifecycle needs is refused with rmcp's error, before
+/// and after it opens.
 #[test]
-fn stateless_calls_stay_on_rmcps_path() {
+fn stateless_calls_are_answered_by_the_one_path_and_open_the_lifecycle() {
     let env = TestEnv::new();
     env.write("a.txt", "hello\n");
     let mut server =
         RawServer::start_with_env(&args![env.root()], &[("RUST_LOG", "tuls=info,rmcp=debug")]);
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    let r = server.request_with_id(
-        json!(77),
-        "tools/call",
-        json!({"name": "read_text_file", "arguments": {"path": "a.txt"}, "_meta": meta}),
-    );
+    let call = |meta: Value| json!({"name": "read_text_file", "arguments": {"path": "a.txt"}, "_meta": meta});
+    let missing = "request _meta is missing or has malformed required fields: \
+        io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities";
+    let early = server.request_with_id(json!(70), "tools/call", call(json!({})));
+    assert_eq!(early["error"]["code"], -32602, "{early}");
+    assert_eq!(early["error"]["message"], missing, "{early}");
+    let pre_ping = server.request_with_id(json!(71), "ping", json!({}));
+    assert_eq!(pre_ping["result"], json!({}), "{pre_ping}");
+
+    let r = server.request_with_id(json!(77), "tools/call", call(modern_meta()));
     assert_eq!(r["result"]["content"][0]["text"], "hello\n", "{r}");
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "tuls",
+        "{r}"
+    );
+    let ping = server.request_with_id(json!(78), "ping", json!({}));
+    assert_eq!(ping["error"]["code"], -32602, "{ping}");
+    assert_eq!(ping["error"]["message"], missing, "{ping}");
+    let late = server.request_with_id(json!(79), "tools/call", call(json!({})));
+    assert_eq!(late["error"]["message"], missing, "{late}");
+    // Nothing else was written: the opener's own reply is dropped.
+    assert!(server.recv(Duration::from_millis(300)).is_none());
+
     server.close_stdin();
     assert!(server.wait_exit(Duration::from_secs(20)).is_some());
-    assert!(
-        server.stderr().contains("id=77"),
-        "rmcp did not handle the call: {r}"
-    );
+    let log = server.stderr();
+    assert!(rmcp_received(&log, "78"), "{log}");
+    for id in ["70", "77", "79"] {
+        assert!(!rmcp_received(&log, id), "rmcp received the call {id}");
+    }
 }
 
-/// A direct call cancelled while it waits (here for client roots that never
-/// come) gets no reply, as rmcp drops a cancelled call's reply; the session
-/// goes on.
+/// A call cancelled while it waits (here for client roots that never
+/// come) gets no reply, as rmcp drops a cancelled request's reply; the
+/// session goes on.
 #[test]
-fn a_cancelled_direct_call_gets_no_reply() {
+fn a_cancelled_call_gets_no_reply() {
     let env = TestEnv::new();
     env.write("a.txt", "hello\n");
     let mut server = RawServer::start(&args![env.root(), "--roots-timeout-secs", "1"]);

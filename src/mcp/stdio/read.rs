@@ -4,9 +4,10 @@
 //! call slot and reply budget before each line, reserving what parsing a
 //! line costs, answering what is not a message (too long, not JSON, an id
 //! that cannot be echoed, a second `initialize`, no free slot), showing each
-//! message to the observers in wire order, starting direct tool calls, and
-//! queueing everything else for rmcp's service loop. At the end of input it
-//! lets the calls still running be answered first.
+//! message to the observers in wire order, handing each to the call
+//! lifecycle ([`crate::mcp::call`]), which runs tool calls, and queueing
+//! what it gives back for rmcp's service loop. At the end of input it lets
+//! the requests still running be answered first.
 //! May touch: stdin, and the writer's queue for its error replies.
 
 use rmcp::RoleServer;
@@ -14,13 +15,13 @@ use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use std::sync::Arc;
 
-use super::Out;
 use crate::limits::MAX_CALLS_IN_FLIGHT;
-use crate::mcp::direct::Direct;
+use crate::mcp::call::Calls;
 use crate::mcp::flow::{Flow, Held, Reservation};
 use crate::mcp::framing::{
     Line, LineReader, is_unechoable_id, not_a_message, parse_cost, raw_id, top_level_id,
 };
+use crate::mcp::out::Out;
 
 /// Sees each incoming message in wire order, before the service does.
 type Observer = Box<dyn Fn(&RxJsonRpcMessage<RoleServer>) + Send + Sync>;
@@ -45,13 +46,14 @@ impl std::io::Read for RawStdin {
 }
 
 /// The reader thread: reads each line (blocking, on its own thread, so a
-/// burst costs no hand-off per read), answers what is not a message, starts
-/// direct tool calls, and queues everything else for rmcp's service loop.
+/// burst costs no hand-off per read), answers what is not a message, hands
+/// each message to the call lifecycle, and queues what it gives back for
+/// rmcp's service loop.
 pub(super) struct Reader {
     pub(super) lines: LineReader<RawStdin>,
     pub(super) max: usize,
     pub(super) flow: Arc<Flow>,
-    pub(super) direct: Arc<Direct>,
+    pub(super) calls: Arc<Calls>,
     pub(super) observe: Observer,
     /// Whether calls in flight may be waiting for an answer the client has
     /// not sent yet (its `roots/list` answer): then the reader reads on
@@ -122,8 +124,10 @@ impl Reader {
                                 );
                                 continue;
                             }
+                            let initialize = matches!(&msg, JsonRpcMessage::Request(r)
+                                if matches!(r.request, ClientRequest::InitializeRequest(_)));
                             if let JsonRpcMessage::Request(r) = &msg
-                                && matches!(r.request, ClientRequest::InitializeRequest(_))
+                                && initialize
                             {
                                 if self.started {
                                     // One session, one negotiated version:
@@ -136,7 +140,6 @@ impl Reader {
                                 self.started = true;
                             }
                             (self.observe)(&msg);
-                            self.direct.observe(&msg);
                             if let JsonRpcMessage::Request(r) = &msg
                                 && slot.is_none()
                             {
@@ -151,12 +154,13 @@ impl Reader {
                             {
                                 s.carry(parsed);
                             }
-                            let Some(mut msg) = self.direct.take(msg, &mut slot) else {
-                                continue;
-                            };
-                            self.flow.on_message(&mut msg, &mut slot);
-                            if self.service.blocking_send(msg).is_err() {
+                            if let Some(msg) = self.calls.route(msg, &mut slot)
+                                && self.service.blocking_send(msg).is_err()
+                            {
                                 return;
+                            }
+                            if initialize {
+                                self.calls.wait_handshake();
                             }
                         }
                         Err(e) => {
@@ -183,12 +187,10 @@ impl Reader {
                 }
             }
         }
-        // The end of input: the calls still running, direct or through
-        // rmcp, get their answers first (within one grace); then the
+        // The end of input: the requests still running, tool calls or
+        // rmcp's, get their answers first (within one grace); then the
         // service sees the end (this sender drops).
-        let deadline = self.direct.deadline();
-        self.direct.drain();
-        self.flow.drain(deadline);
+        self.calls.drain();
     }
 
     /// Reserves the reply budget that parsing `line` may take

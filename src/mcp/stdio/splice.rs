@@ -9,7 +9,7 @@ use rmcp::RoleServer;
 use rmcp::model::{JsonRpcMessage, ServerResult};
 use rmcp::service::TxJsonRpcMessage;
 
-use super::write::{Extra, write_framed};
+use super::frame::{Extra, write_framed};
 use crate::mcp::reply::mirrors;
 
 /// A text reply at least this long is escaped once and spliced into its

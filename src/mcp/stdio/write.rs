@@ -1,9 +1,8 @@
 //! The writer thread: each message serialized straight into a buffered,
 //! locked stdout, one line each, flushed when the queue runs dry.
 //!
-//! Owns: the wire shape of a reply (a successful tool result gets its
-//! `structuredContent` written from its one content block,
-//! [`crate::mcp::reply::mirrors`], so the text is held once), stdout's
+//! Owns: writing each reply in its wire shape (`frame`; a large text
+//! through `splice`), stdout's
 //! pipe size and its raw large writes, and the `after_large_reply` hook's
 //! call. A large text goes through [`super::splice`].
 //! May touch: stdout.
@@ -11,48 +10,14 @@
 use std::io::Write as _;
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonRpcMessage, RequestId, ServerResult};
+use rmcp::model::{JsonRpcMessage, ServerResult};
 use rmcp::service::TxJsonRpcMessage;
-use serde::Serialize;
 
+use super::frame::write_framed;
 use super::splice::Splice;
-use super::{Hooks, Out};
+use crate::mcp::out::Out;
 use crate::mcp::reply::mirrors;
 use crate::text::fmt::Counted;
-
-#[derive(Serialize)]
-struct Envelope<'a, R> {
-    jsonrpc: &'static str,
-    id: &'a RequestId,
-    result: R,
-}
-
-#[derive(Serialize)]
-struct Mirrored<'a> {
-    #[serde(flatten)]
-    result: &'a CallToolResult,
-    #[serde(rename = "structuredContent")]
-    structured: Mirror<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Mirror<'a> {
-    Text {
-        content: &'a str,
-        #[serde(flatten)]
-        extra: Extra<'a>,
-    },
-    Block {
-        content: [&'a rmcp::model::ContentBlock; 1],
-        #[serde(flatten)]
-        extra: Extra<'a>,
-    },
-}
-
-/// The fields a mirrored result adds beside `content` (a `version`), taken
-/// out of the result so that it is not written twice.
-pub(super) type Extra<'a> = Option<&'a serde_json::Map<String, serde_json::Value>>;
 
 /// Takes the added fields out of a mirrored tool result (see
 /// [`crate::mcp::reply::extra_fields`]).
@@ -82,39 +47,11 @@ fn write_message<W: std::io::Write>(
     }
 }
 
-/// Serializes one message through serde; a successful tool result gets its
-/// `structuredContent` written from its one content block.
-pub(super) fn write_framed<W: std::io::Write>(
-    out: &mut W,
-    item: &TxJsonRpcMessage<RoleServer>,
-    extra: Extra<'_>,
-) -> std::io::Result<()> {
-    if let JsonRpcMessage::Response(resp) = item
-        && let ServerResult::CallToolResult(r) = &resp.result
-        && mirrors(r)
-        && let Some(block) = r.content.first()
-    {
-        let structured = match block.as_text() {
-            Some(t) => Mirror::Text {
-                content: &t.text,
-                extra,
-            },
-            None => Mirror::Block {
-                content: [block],
-                extra,
-            },
-        };
-        let env = Envelope {
-            jsonrpc: "2.0",
-            id: &resp.id,
-            result: Mirrored {
-                result: r,
-                structured,
-            },
-        };
-        return serde_json::to_writer(out, &env).map_err(std::io::Error::other);
-    }
-    serde_json::to_writer(out, item).map_err(std::io::Error::other)
+/// Process-level hooks the binary supplies (the library has no `unsafe`).
+#[derive(Debug, Clone, Copy)]
+pub struct Hooks {
+    /// Called after a reply of 1 MiB or more has been written and freed.
+    pub after_large_reply: fn(),
 }
 
 /// A reply at least this big is followed by the `after_large_reply` hook
@@ -209,6 +146,7 @@ mod tests {
     use super::super::splice::SPLICE_MIN_BYTES;
     use super::super::splice::STREAM_PIECE_BYTES;
     use super::*;
+    use rmcp::model::{CallToolResult, RequestId};
 
     #[test]
     fn tool_results_mirror_their_block_on_the_wire() {

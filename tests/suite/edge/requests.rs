@@ -216,8 +216,8 @@ fn every_request_is_answered_at_the_id_it_was_sent_with() {
 /// the whole reply budget up front (a listing, a walk, a search) waited
 /// forever for budget its own parsed line held, and every later request
 /// waited behind it. Now admission counts the parse budget into the call's
-/// own reservation and waits holding nothing. Both request paths: a plain
-/// call (direct) and one with other `_meta` (through rmcp).
+/// own reservation and waits holding nothing. A plain call and one with other
+/// `_meta` (which once took rmcp's handler).
 #[test]
 fn a_costly_line_to_a_tool_that_takes_the_whole_budget_is_answered() {
     let env = TestEnv::new();
