@@ -16,7 +16,6 @@ mod util;
 mod suite {
     mod bounds;
     mod config;
-    mod direct;
     mod edge;
     mod escape;
     mod list;
