@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::fs::tree::{Item, ParFold, ParVisitor, TextBudget};
+use crate::fs::walk::tree::{Item, ParFold, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
 use crate::text::fmt::{SafeJsonFormatter, is_control};
 use crate::text::glob::Excludes;
