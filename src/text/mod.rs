@@ -3,8 +3,9 @@
 //! Owns: `edit_file`'s exact matching ([`edit`]), the unified diff
 //! ([`diff`]), glob patterns ([`glob`]), JSON string escaping ([`json`]),
 //! the small text utilities the reference's output formats need ([`fmt`]),
-//! the reply budget ([`budget`]), line ranges ([`lines`]) and the reply of a
-//! content search ([`matches`](mod@matches)). The fuzz targets call this
+//! the reply budget ([`budget`]), line ranges ([`lines`]), the reply of a
+//! content search ([`matches`](mod@matches)) and the pretty JSON of a
+//! directory tree ([`tree`]). The fuzz targets call this
 //! layer directly.
 //! May touch: nothing.
 
@@ -16,3 +17,4 @@ pub mod glob;
 pub mod json;
 pub mod lines;
 pub mod matches;
+pub mod tree;
