@@ -18,11 +18,11 @@
 //!   `search_file_contents`).
 //!
 //! Every walk leaves out what the path rules hide (never entering it),
-//! caps the depth at [`MAX_WALK_DEPTH_CEILING`], stops at the entry cap,
-//! on cancellation ([`Error::Cancelled`]) and at a deadline, reports the
-//! entries seen to the call's progress, and fails with
-//! [`Error::OutOfDescriptors`] rather than leave out a directory it could
-//! not open.
+//! caps the depth at [`MAX_WALK_DEPTH_CEILING`], stops at the entry cap
+//! and on cancellation ([`Error::Cancelled`]) (the content search also at
+//! its deadline), reports the entries seen to the call's progress, and
+//! fails with [`Error::OutOfDescriptors`] rather than leave out a
+//! directory it could not open.
 //! May touch: directory fds opened beneath a root, by single entry names
 //! only (names from `getdents`, never `.` or `..`, never containing `/`),
 //! and the regular files listed beneath them.
@@ -68,6 +68,8 @@ pub struct Bounds {
     /// files searched), when the client asked.
     pub progress: Option<Progress>,
     /// Stops the walk when passed ([`Stop::Deadline`]); `None`: never.
+    /// Only the content search has one (the file walk and the search of
+    /// its files stop at it); the tree and paged walks are given `None`.
     pub deadline: Option<Instant>,
 }
 
