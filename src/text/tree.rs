@@ -127,7 +127,7 @@ fn pretty_to<W: std::io::Write>(w: W, v: &impl Serialize) -> serde_json::Result<
     v.serialize(&mut ser)
 }
 
-/// [`pretty_to`] into a string.
+/// `pretty_to` into a string.
 pub fn pretty_string(v: &impl Serialize) -> serde_json::Result<String> {
     let mut buf = Vec::new();
     pretty_to(&mut buf, v)?;
@@ -154,7 +154,7 @@ pub struct Rendered {
 
 impl Rendered {
     /// An empty directory's rendering, reserving `guess` bytes (at most
-    /// [`RESERVE_MAX_BYTES`]).
+    /// `RESERVE_MAX_BYTES`).
     pub fn new(guess: usize) -> Self {
         Self {
             text: String::with_capacity(guess.min(RESERVE_MAX_BYTES)),
