@@ -226,3 +226,79 @@ impl<'a> Tally<'a> {
         fds::descriptors_ran_out_since(self.mark)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(max_entries: usize) -> Bounds {
+        Bounds {
+            max_entries,
+            max_depth: usize::MAX,
+            cancel: CancellationToken::new(),
+            progress: None,
+            deadline: None,
+        }
+    }
+
+    #[test]
+    fn claims_share_the_entry_cap_and_trip_it_once_over() {
+        let b = bounds(10);
+        let t = Tally::new(&b);
+        assert_eq!(t.claim(4), 4);
+        assert!(!t.stopped());
+        assert_eq!(t.claim(6), 6, "exactly at the cap is not over it");
+        assert!(!t.stopped());
+        assert_eq!(t.claim(3), 0);
+        assert!(t.entries_cut.load(Ordering::Relaxed));
+        assert!(t.stopped());
+        assert_eq!(t.seen(), 13);
+        assert!(t.end().is_ok());
+    }
+
+    #[test]
+    fn the_depth_cap_has_a_ceiling() {
+        assert_eq!(bounds(1).depth(), MAX_WALK_DEPTH_CEILING);
+        let b = Bounds {
+            max_depth: 3,
+            ..bounds(1)
+        };
+        assert_eq!(b.depth(), 3);
+    }
+
+    #[test]
+    fn cancellation_stops_and_ends_the_walk_with_an_error() {
+        let b = bounds(usize::MAX);
+        let t = Tally::new(&b);
+        b.cancel.cancel();
+        assert!(t.stopped() && b.halted());
+        assert!(matches!(t.end(), Err(Error::Cancelled)));
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_the_walk_and_is_noted() {
+        let b = Bounds {
+            deadline: Some(Instant::now()),
+            ..bounds(usize::MAX)
+        };
+        let t = Tally::new(&b);
+        assert!(b.late() && b.halted());
+        assert!(t.stopped());
+        assert!(t.late.load(Ordering::Relaxed));
+        assert!(t.end().is_ok(), "a deadline is a stop, not an error");
+        assert!(!bounds(1).halted(), "no deadline: never late");
+    }
+
+    #[test]
+    fn each_stop_has_its_note() {
+        let d = Duration::from_secs(60);
+        assert_eq!(Stop::Entries(5).truncation(), Some(Truncation::Entries(5)));
+        assert_eq!(Stop::Depth(2).truncation(), Some(Truncation::Depth(2)));
+        assert_eq!(Stop::Text(9).truncation(), Some(Truncation::Text(9)));
+        assert_eq!(Stop::Deadline.truncation(), None);
+        assert!(matches!(Stop::Text(9).halted(d), Halted::Paths(9)));
+        assert!(matches!(Stop::Deadline.halted(d), Halted::Deadline(x) if x == d));
+        assert!(matches!(Stop::Entries(5).halted(d), Halted::Entries(5)));
+        assert!(matches!(Stop::Depth(2).halted(d), Halted::Depth(2)));
+    }
+}
