@@ -296,7 +296,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     // and `/sys/fs/cgroup`, which Landlock (and the one-ambient-site rule)
     // forbid later. tokio and the walk pool get the count explicitly.
     let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-    crate::fs::tree::set_walk_threads(threads);
+    crate::fs::walk::set_walk_threads(threads);
     let read_only = !policy.any_write();
     let landlock = if args.no_landlock {
         Status::Disabled

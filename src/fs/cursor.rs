@@ -12,7 +12,7 @@
 //! arguments. A cursor is never a path that bypasses the resolver: the
 //! caller resolves `path` again and the walk re-enters the position one
 //! entry name at a time beneath the start, `O_NOFOLLOW`, under the path
-//! rules (see [`crate::fs::pager`]); a forged position could only name
+//! rules (see [`crate::fs::walk::paged`]); a forged position could only name
 //! what the walk itself reaches, and the MAC keeps it from being forged.
 //! May touch: the process's randomness, once.
 

@@ -2,9 +2,10 @@
 //!
 //! Owns: the allowed roots ([`roots`], the one ambient-authority site), the
 //! one resolver from a client path to a [`scope::Target`] ([`scope`]),
-//! opening and reading regular files ([`file`](mod@file)), listing and walking
-//! directories without following symlinks ([`walk`], [`tree`]), the walk
-//! of a content search with its ignore files ([`search`]), the one
+//! opening and reading regular files ([`file`](mod@file)), the one walk
+//! engine, which lists directories and walks trees without following
+//! symlinks for every tool that walks, a content search with its ignore
+//! files included ([`walk`]), the one
 //! writer ([`atomic`], with appending in [`append`] and copying in
 //! [`copy`]), renaming ([`rename`](mod@rename)) and making directories
 //! ([`mkdir`]) beside it, version tokens ([`version`]) and the conditional-change check
@@ -21,13 +22,10 @@ pub mod cursor;
 pub mod file;
 pub mod ifmatch;
 pub mod mkdir;
-pub mod pager;
 pub mod rename;
 pub mod roots;
 pub mod sandbox;
 pub mod scope;
-pub mod search;
 pub mod sys;
-pub mod tree;
 pub mod version;
 pub mod walk;

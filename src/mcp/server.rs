@@ -125,7 +125,7 @@ impl Server {
                 tools,
                 roots,
                 flow,
-                workers: Workers::new(crate::fs::tree::walk_threads()),
+                workers: Workers::new(crate::fs::walk::walk_threads()),
                 audit,
             }),
         })

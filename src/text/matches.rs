@@ -8,7 +8,8 @@
 //! How a line is printed is in `line` ([`line_text`]: control characters
 //! and Unicode line separators escaped, so a line cannot forge an entry or
 //! reach a terminal); the notices and the room they are kept
-//! ([`notice_reserve`]) are in `notices`.
+//! ([`notice_reserve`]) are in `notices`; what the search of one file
+//! keeps for the reply, bounded, is in `sink` ([`Collect`]).
 //! May touch: nothing (no I/O).
 
 use rmcp::schemars::{self, JsonSchema};
@@ -20,11 +21,13 @@ use crate::text::fmt::printable;
 
 mod line;
 mod notices;
+mod sink;
 
 use line::push_line;
 pub use line::{Line, line_text};
 use notices::{Cut, notices};
 pub use notices::{Facts, Halted, Next, content_room, notice_reserve};
+pub use sink::{Collect, Keep};
 
 /// What the result lists.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]

@@ -1,6 +1,6 @@
 //! `directory_tree`: a bounded recursive JSON tree that never descends
 //! through a symlink and shows one as `"type": "symlink"`. Touches: scope,
-//! tree, glob.
+//! the walk engine ([`crate::fs::walk`]), glob.
 //!
 //! Owns: the tool's entry and arguments, and [`run`]: the whole tree
 //! rendered as it is walked, or a tree that outgrows the reply cut into
@@ -12,7 +12,8 @@ use serde::Deserialize;
 
 use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
-use crate::fs::tree::{self, TextBudget};
+use crate::fs::walk::Stop;
+use crate::fs::walk::tree::{self, TextBudget};
 use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::text::budget::{Page, ReplyBudget, append_notice, chars};
 use crate::text::fmt::Truncation;
@@ -107,8 +108,8 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
         excludes: &excludes,
         budget: TextBudget::new(MAX_WALK_TEXT_BYTES),
     };
-    let note_of = |truncated: Option<Truncation>| {
-        truncated.map(|t| match (t, asked_depth) {
+    let note_of = |truncated: Option<Stop>| {
+        truncated.and_then(Stop::truncation).map(|t| match (t, asked_depth) {
             (Truncation::Depth(d), Some(asked)) if d == asked => format!(
                 "\n\n[directories at depth {d} were not descended (maxDepth: {d}); their children arrays are empty]"
             ),
@@ -122,7 +123,7 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
         let from = cursor
             .map(|c| crate::fs::cursor::Cursor::decode(&c, &bind))
             .transpose()?;
-        let depth = limits.max_depth.min(crate::limits::MAX_WALK_DEPTH_CEILING);
+        let depth = limits.depth();
         let call = page::Call {
             start: &dir,
             limits: &limits,
@@ -130,7 +131,7 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
             budget,
             from,
             bind: &bind,
-            depth_note: note_of(Some(Truncation::Depth(depth))).unwrap_or_default(),
+            depth_note: note_of(Some(Stop::Depth(depth))).unwrap_or_default(),
         };
         return page::run(&call).map(Output::Text);
     }

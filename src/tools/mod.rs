@@ -191,13 +191,14 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// The bounds of one walk (`directory_tree`, `search_files`).
-    pub fn walk_limits(&self) -> crate::fs::walk::WalkLimits {
-        crate::fs::walk::WalkLimits {
+    /// The bounds of one walk (a content search adds its deadline).
+    pub fn walk_limits(&self) -> crate::fs::walk::Bounds {
+        crate::fs::walk::Bounds {
             max_entries: self.limits.max_walk_entries,
             max_depth: self.limits.max_walk_depth,
             cancel: self.cancel.clone(),
             progress: self.progress.clone(),
+            deadline: None,
         }
     }
 }

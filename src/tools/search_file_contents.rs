@@ -2,49 +2,38 @@
 //! with ripgrep's library crates (`grep-regex`, `grep-searcher`) and
 //! `rg`'s defaults (ignore files honoured, hidden files and binary files
 //! skipped), bounded in matches, line length, pattern size, reply size and
-//! time. Touches: scope, search (the walk and the opens), file.
-//!
-//! The walk lists the files first (in path order); they are then searched
-//! in parallel, a chunk at a time, and merged in path order, so the result
-//! (and where a cut falls) is the same on every run.
+//! time. Touches: scope, file, the walk engine's content search
+//! ([`crate::fs::walk::chunks`]: the files walked in path order, searched
+//! in parallel a chunk at a time and merged in path order, so the result
+//! and where a cut falls are the same on every run).
 //!
 //! Owns: the tool's entry, its arguments and its reply plan, and [`run`],
 //! which resolves the path and puts the pieces together: the pattern and
-//! searcher from the arguments (`query`), the sink that keeps what the
-//! mode needs (`sink`), and the chunked parallel search of the walk's files
-//! (`chunks`).
+//! searcher from the arguments (`query`), the search, and the reply
+//! ([`crate::text::matches`]).
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use grep_searcher::Searcher;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
-use crate::fs::cursor::{Cursor, FLAG_AFTER, token_room};
-use crate::fs::search::{self, Bounds, Filter, Stop};
+use crate::fs::cursor::{Cursor, token_room};
+use crate::fs::walk::chunks::{CHUNK_HELD_CHARS, Grep, Searched, search_file, search_tree};
+use crate::fs::walk::files::Filter;
+use crate::fs::walk::{Bounds, Stop};
 use crate::limits::Limits;
 use crate::limits::{
-    MAX_SEARCH_CONTEXT_LINES, MAX_SEARCH_RESULTS, MAX_WALK_TEXT_BYTES, SEARCH_DEADLINE_SECS,
-    SEARCH_DEFAULT_RESULTS,
+    MAX_SEARCH_CONTEXT_LINES, MAX_SEARCH_RESULTS, SEARCH_DEADLINE_SECS, SEARCH_DEFAULT_RESULTS,
 };
 pub use crate::text::matches::OutputMode;
-use crate::text::matches::{Facts, Halted, Next, Reply, content_room};
+use crate::text::matches::{Facts, Next, Reply, content_room};
 
-mod chunks;
 mod query;
-mod sink;
 
-use chunks::{CHUNK_FILES, CHUNK_HELD_CHARS, Halt, Searching, Want, chunk_held_chars, search_one};
 use query::{bounded, globs, matcher, searcher};
-
-/// The position a one-file search's cursor names (only its count of matches
-/// given matters).
-const ONE_FILE: &[u8] = b"0";
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Search file contents for a regular expression (Rust regex syntax), like `rg -n`; prefer it to reading whole files. 'path' is a directory or one file. As ripgrep does, skips ignored, hidden and binary files unless asked, and never follows symbolic links. 'content' prints 'path:line:text' (context lines 'path-line-text', groups split by '--'); 'files' lists matching files; 'count' prints 'path:count'. Sorted by path.";
@@ -210,11 +199,8 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
     let md = t.metadata("scandir")?;
     let bind = super::cursor_binding(NAME, &t, &p);
     let from = cursor.map(|c| Cursor::decode(&c, &bind)).transpose()?;
-    // Where the reply was cut: the file, and its matches given in all.
-    let mut cut: Option<(Vec<u8>, u64)> = None;
     // Paths are printed under the client's own spelling of `path`, as
     // search_files prints them.
-    let base = t.given.clone();
     let prefix = super::search_files::client_prefix(&t.given);
     let deadline = Instant::now() + deadline_after();
     let mut reply = Reply::new(
@@ -224,117 +210,32 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
         max,
         ctx.limits.max_reply_chars,
     );
-    let max_chars = reply.room();
-    let halt = Halt {
-        cancel: &ctx.cancel,
-        deadline,
-        max_chars,
-        held_cap: chunk_held_chars(),
+    let bounds = Bounds {
+        deadline: Some(deadline),
+        ..ctx.walk_limits()
     };
-    // Progress: entries walked plus files searched (the reporter drops a
-    // value that does not grow).
-    let (walked, looked) = (AtomicU64::new(0), AtomicU64::new(0));
-    let report = || {
-        if let Some(pr) = &ctx.progress {
-            pr.report(walked.load(Ordering::Relaxed) + looked.load(Ordering::Relaxed));
-        }
+    let searcher = searcher(&p, context);
+    let grep = Grep {
+        matcher: &matcher,
+        searcher: &searcher,
+        mode: p.output_mode,
     };
-    let progress = |n: u64| {
-        walked.fetch_max(n, Ordering::Relaxed);
-        report();
-    };
-    let searched_progress = |n: u64| {
-        looked.store(n, Ordering::Relaxed);
-        report();
-    };
-    let mut searched = 0u64;
-    let mut binary = 0u64;
-    let mut failed = 0u64;
-    let mut stop = None;
-    let mut big_ignore = 0u64;
-    if !md.is_dir() {
+    let done = if md.is_dir() {
+        search_tree(&t, &filter, &grep, &bounds, from.as_ref(), &mut reply)?
+    } else {
         // One file: opened as the read tools open it (regular files only,
         // never blocking).
-        let opened = crate::fs::file::open_regular(&t).map(|(f, _)| f);
-        let file = opened?;
-        let mut s = searcher(&p, context);
-        let skip = from.as_ref().map_or(0, |c| c.skip);
-        let want = Want { n: max, skip };
-        let hits = search_one(&mut s, Ok(file), &matcher, &p, want, &halt, None);
-        searched += u64::from(hits.searched);
-        if hits.binary {
-            binary += 1;
-        } else {
-            failed += u64::from(hits.failed);
-            reply.add_file(&base, hits);
-            // The cursor of a one-file search names no entry of its own.
-            cut = reply.cut_at().map(|n| (ONE_FILE.to_vec(), skip + n));
-        }
-    } else {
-        let walk_start = t.walk_start("scandir")?;
-        let start = search::open_start(&walk_start.dir, &t.given)?;
-        let (ancestors, big) = if filter.ignore_files {
-            search::ancestor_levels(&t)
-        } else {
-            (Vec::new(), 0)
-        };
-        let bounds = Bounds {
-            max_entries: ctx.limits.max_walk_entries,
-            max_depth: ctx.limits.max_walk_depth,
-            max_path_bytes: MAX_WALK_TEXT_BYTES,
-            cancel: &ctx.cancel,
-            deadline,
-            progress: &progress,
-            hide: walk_start.hide.as_ref(),
-        };
-        let Some(pool) = crate::fs::tree::pool() else {
-            return Err(Error::Internal(
-                "Cannot search: the walk threads could not be started".to_owned(),
-            ));
-        };
-        let states: Vec<Mutex<(Searcher, search::DirCache, Vec<u8>)>> = (0..pool
-            .current_num_threads())
-            .map(|_| {
-                let dirs = search::DirCache::default();
-                Mutex::new((searcher(&p, context), dirs, Vec::new()))
-            })
-            .collect();
-        let mut run = Searching {
-            pool,
-            states: &states,
-            start: &start,
-            matcher: &matcher,
-            p: &p,
-            halt: &halt,
-            progress: &searched_progress,
-            reply: &mut reply,
-            chunk: CHUNK_FILES,
-            searched: 0,
-            binary: 0,
-            failed: 0,
-            late: false,
-            resume: from.as_ref().map(|c| (c.rel.as_slice(), c.skip)),
-            cut: None,
-        };
-        let end = search::walk_files(
-            pool,
-            start
-                .try_clone()
-                .map_err(|e| Error::io("scandir", &t.given, &e))?,
-            &ancestors,
-            &filter,
-            &bounds,
-            from.as_ref()
-                .map(|c| (c.rel.as_slice(), c.flags & FLAG_AFTER != 0)),
-            &mut run,
-        )?;
-        let late = run.late;
-        cut = run.cut.take();
-        (searched, binary, failed) = (run.searched, run.binary, run.failed);
-        stop = if late { Some(Stop::Deadline) } else { end.stop };
-        big_ignore = big + end.big_ignore_files;
-        progress(end.seen);
-    }
+        let (file, _) = crate::fs::file::open_regular(&t)?;
+        search_file(file, &t.given, &grep, &bounds, from.as_ref(), &mut reply)
+    };
+    let Searched {
+        mut stop,
+        cut,
+        searched,
+        binary,
+        failed,
+        big_ignore_files: big_ignore,
+    } = done;
     if ctx.cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
@@ -342,12 +243,7 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
         stop = Some(Stop::Deadline);
     }
     let facts = Facts {
-        halted: stop.map(|s| match s {
-            Stop::Deadline => Halted::Deadline(deadline_after()),
-            Stop::Entries(n) => Halted::Entries(n),
-            Stop::Depth(n) => Halted::Depth(n),
-            Stop::Paths(n) => Halted::Paths(n),
-        }),
+        halted: stop.map(|s| s.halted(deadline_after())),
         failed,
         big_ignore,
         binary,
@@ -360,7 +256,7 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
         Some((rel, skip))
             if !matches!(
                 stop,
-                Some(Stop::Deadline | Stop::Entries(_) | Stop::Paths(_))
+                Some(Stop::Deadline | Stop::Entries(_) | Stop::Text(_))
             ) =>
         {
             let c = Cursor {

@@ -1,5 +1,5 @@
 //! `search_files`: glob search by relative path, never descending through a
-//! symlink; bounded. Touches: scope, tree, glob.
+//! symlink; bounded. Touches: scope, the walk engine ([`crate::fs::walk`]), glob.
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
@@ -9,10 +9,10 @@ use super::{
 };
 use crate::error::Result;
 use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
-use crate::fs::pager::{self, Flow, Halt, Visit};
 use crate::fs::scope::Target;
-use crate::fs::tree::{self, Item, ParVisitor, TextBudget};
-use crate::fs::walk::{Entry, Kind};
+use crate::fs::walk::paged::{self, Flow, Visit};
+use crate::fs::walk::tree::{self, Item, ParVisitor, TextBudget};
+use crate::fs::walk::{Bounds, Entry, Kind, Stop};
 use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::text::budget::{ReplyBudget, append_notice, chars};
 use crate::text::fmt::Truncation;
@@ -155,7 +155,7 @@ impl Visit for Pages<'_> {
 fn page(
     search: &Search<'_>,
     dir: &crate::fs::scope::Start,
-    limits: &crate::fs::walk::WalkLimits,
+    limits: &Bounds,
     budget: ReplyBudget,
     from: Option<Cursor>,
     bind: &Binding,
@@ -175,7 +175,7 @@ fn page(
     let at = from
         .as_ref()
         .map(|f| (f.rel.as_slice(), f.flags & FLAG_AFTER != 0));
-    let paged = pager::walk(dir, at, limits, &mut v)?;
+    let paged = paged::walk(dir, at, limits, &mut v)?;
     let mut flags = from.as_ref().map_or(0, |f| f.flags & FLAG_DEPTH_CUT);
     if paged.depth_cut {
         flags |= FLAG_DEPTH_CUT;
@@ -186,8 +186,9 @@ fn page(
             false => v.lines.join("\n"),
         };
         if flags & FLAG_DEPTH_CUT != 0 {
-            let depth = limits.max_depth.min(crate::limits::MAX_WALK_DEPTH_CEILING);
-            text.push_str(&crate::text::fmt::truncation_note(Truncation::Depth(depth)));
+            text.push_str(&crate::text::fmt::truncation_note(Truncation::Depth(
+                limits.depth(),
+            )));
         }
         return Ok(text);
     };
@@ -199,7 +200,8 @@ fn page(
     };
     let end = match paged.halt {
         _ if v.alone_too_long => PageEnd::TooLongAlone,
-        Some(Halt::Entries(max)) => PageEnd::Halted(max),
+        Some(Stop::Entries(max)) => PageEnd::Halted(max),
+        Some(_) => PageEnd::Full,
         None => PageEnd::Full,
     };
     let words = ("matches", "match", NARROW);
@@ -268,7 +270,9 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
     let (items, truncated) = tree::collect(&dir, &limits, &visitor)?;
     let mut found = Vec::new();
     flatten(items, &mut found);
-    let note = truncated.map(crate::text::fmt::truncation_note);
+    let note = truncated
+        .and_then(Stop::truncation)
+        .map(crate::text::fmt::truncation_note);
     if offset == 0 {
         let mut text = if found.is_empty() {
             "No matches found".to_owned()

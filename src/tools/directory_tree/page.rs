@@ -1,6 +1,6 @@
 //! `directory_tree`'s pages: a cut tree shown as the entries of one page
 //! inside their ancestors, and the paged walk that makes a page without
-//! walking the rest of the tree (see [`crate::fs::pager`]).
+//! walking the rest of the tree (see [`crate::fs::walk::paged`]).
 
 use serde::Serialize;
 
@@ -9,10 +9,10 @@ use super::NARROW;
 use super::render::{Sink, close_node, kind_name, open_node, pretty_string};
 use crate::error::{Error, Result};
 use crate::fs::cursor::{Binding, Cursor, FLAG_AFTER, FLAG_DEPTH_CUT, token_room};
-use crate::fs::pager::{self, Flow, Halt, Visit};
 use crate::fs::scope::Start;
-use crate::fs::tree::Item;
-use crate::fs::walk::{Entry, Kind, WalkLimits};
+use crate::fs::walk::paged::{self, Flow, Visit};
+use crate::fs::walk::tree::Item;
+use crate::fs::walk::{Bounds, Entry, Kind, Stop};
 use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::text::budget::{ReplyBudget, append_notice, chars};
 use crate::text::glob::Excludes;
@@ -197,7 +197,7 @@ fn push_flat<'a>(
 /// What a paged call needs besides the walk.
 pub(super) struct Call<'a> {
     pub(super) start: &'a Start,
-    pub(super) limits: &'a WalkLimits,
+    pub(super) limits: &'a Bounds,
     pub(super) excludes: &'a Excludes,
     pub(super) budget: ReplyBudget,
     pub(super) from: Option<Cursor>,
@@ -225,7 +225,7 @@ pub(super) fn run(c: &Call<'_>) -> Result<String> {
         .from
         .as_ref()
         .map(|f| (f.rel.as_slice(), f.flags & FLAG_AFTER != 0));
-    let paged = pager::walk(c.start, from, c.limits, &mut v)?;
+    let paged = paged::walk(c.start, from, c.limits, &mut v)?;
     let mut flags = c.from.as_ref().map_or(0, |f| f.flags & FLAG_DEPTH_CUT);
     if paged.depth_cut {
         flags |= FLAG_DEPTH_CUT;
@@ -315,7 +315,7 @@ pub(super) fn run(c: &Call<'_>) -> Result<String> {
     };
     let end = match (k, paged.halt) {
         (0, _) if n > 0 => PageEnd::TooLongAlone,
-        (_, Some(Halt::Entries(max))) if k == n => PageEnd::Halted(max),
+        (_, Some(Stop::Entries(max))) if k == n => PageEnd::Halted(max),
         _ => PageEnd::Full,
     };
     let words = ("entries", "entry", NARROW);

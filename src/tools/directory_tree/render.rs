@@ -1,16 +1,14 @@
-//! How `directory_tree` renders a tree: pretty JSON exactly as serde_json
-//! writes it (every control character escaped), written directly, each
-//! directory on the walk thread that reads it, with an upper bound on the
-//! bytes of each node so that the walk stops before the text outgrows its
-//! bound.
+//! How `directory_tree` renders a walk: each directory on the walk thread
+//! that reads it (the walk's fold), as the pretty JSON that
+//! [`crate::text::tree`] writes, with an upper bound on the bytes of each
+//! node so that the walk stops before the text outgrows its bound.
 //! May touch: nothing (it renders what the walk found).
 
-use serde::Serialize;
-
-use crate::fs::tree::{Item, ParFold, ParVisitor, TextBudget};
+use crate::fs::walk::tree::{Item, ParFold, ParVisitor, TextBudget};
 use crate::fs::walk::{Entry, Kind};
-use crate::text::fmt::{SafeJsonFormatter, is_control};
 use crate::text::glob::Excludes;
+pub(super) use crate::text::tree::{Count, Rendered, Sink, close_node, pretty_string};
+use crate::text::tree::{close_array, is_plain};
 
 pub(super) struct Exclude<'a> {
     pub(super) excludes: &'a Excludes,
@@ -63,185 +61,39 @@ impl ParVisitor for Exclude<'_> {
 impl ParFold for Exclude<'_> {
     type Out = Rendered;
     fn begin(&self, depth: usize, entries: usize, name_bytes: usize) -> Rendered {
-        let guess = name_bytes + entries * (16 * depth + 48) + 2;
-        Rendered {
-            text: String::with_capacity(guess.min(RESERVE_MAX_BYTES)),
-            subs: Vec::new(),
-            len: 0,
-        }
+        Rendered::new(name_bytes + entries * (16 * depth + 48) + 2)
     }
 
     fn add(&self, out: &mut Rendered, entry: &Entry, (): (), depth: usize) -> usize {
-        let first = out.text.is_empty();
-        if first {
-            out.text.push('[');
-        }
-        open_node(&mut out.text, entry, depth, first);
-        let slot = out.subs.len();
-        if entry.kind == Kind::Dir {
-            out.subs.push((out.text.len(), None));
-        }
-        close_node(&mut out.text, depth);
-        slot
+        out.add(
+            &entry.name,
+            kind_name(entry.kind),
+            entry.kind == Kind::Dir,
+            depth,
+        )
     }
 
     fn end(&self, out: &mut Rendered, depth: usize) {
-        if out.text.is_empty() {
-            out.text.push_str("[]");
-        } else {
-            close_array(&mut out.text, depth);
-        }
-        out.len = out.text.len() + EMPTY_ARRAY.len() * out.subs.len();
+        out.end(depth);
     }
 
     fn fill(&self, out: &mut Rendered, slot: usize, sub: Rendered) {
-        if let Some((_, place)) = out.subs.get_mut(slot) {
-            out.len = out.len - EMPTY_ARRAY.len() + sub.len;
-            *place = Some(sub);
-        }
+        out.fill(slot, sub);
     }
-}
-
-/// The most a directory's rendering reserves up front (it grows past it).
-const RESERVE_MAX_BYTES: usize = 64 << 10;
-
-/// A directory's children array when it was not descended into.
-const EMPTY_ARRAY: &str = "[]";
-
-/// One directory's entries rendered as their pretty JSON array, with a
-/// slot for each subdirectory's array (`None`: `[]`), to be put at its
-/// offset in `text` (offsets in order).
-#[derive(Debug, Default)]
-pub(super) struct Rendered {
-    text: String,
-    subs: Vec<(usize, Option<Rendered>)>,
-    /// The bytes of the whole rendering, subdirectories included.
-    len: usize,
-}
-
-impl Rendered {
-    /// The whole text, followed by `tail`.
-    pub(super) fn join(&self, tail: &str) -> String {
-        let mut out = String::with_capacity(self.len + tail.len());
-        self.write_to(&mut out);
-        out.push_str(tail);
-        out
-    }
-
-    fn write_to(&self, out: &mut String) {
-        let mut at = 0;
-        for (offset, sub) in &self.subs {
-            out.push_str(self.text.get(at..*offset).unwrap_or_default());
-            match sub {
-                Some(sub) => sub.write_to(out),
-                None => out.push_str(EMPTY_ARRAY),
-            }
-            at = *offset;
-        }
-        out.push_str(self.text.get(at..).unwrap_or_default());
-    }
-}
-
-/// Where rendered JSON goes: a string, or a count of its bytes.
-pub(super) trait Sink {
-    fn put(&mut self, s: &str);
-}
-
-impl Sink for String {
-    fn put(&mut self, s: &str) {
-        self.push_str(s);
-    }
-}
-
-/// Counts the bytes put to it.
-pub(super) struct Count(pub(super) usize);
-
-impl Sink for Count {
-    fn put(&mut self, s: &str) {
-        self.0 += s.len();
-    }
-}
-
-const SPACES: &str = "                                                                ";
-
-/// `levels` levels of two-space indentation.
-fn indent(out: &mut impl Sink, levels: usize) {
-    let mut n = 2 * levels;
-    while n > 0 {
-        let k = n.min(SPACES.len());
-        out.put(SPACES.get(..k).unwrap_or_default());
-        n -= k;
-    }
-}
-
-/// Whether `name` is printable ASCII with nothing to escape in JSON (the
-/// common case: such a name is written as it is).
-fn is_plain(name: &str) -> bool {
-    name.bytes()
-        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
-}
-
-/// `name` as a JSON string, as serde_json with [`SafeJsonFormatter`]
-/// writes it: `"`, `\` and C0 as serde_json escapes them, DEL and C1 as
-/// `\u00XX` too, so the text holds no raw control character.
-fn put_name(out: &mut impl Sink, name: &str) {
-    out.put("\"");
-    if is_plain(name) {
-        out.put(name);
-    } else {
-        let mut buf = [0u8; 4];
-        for c in name.chars() {
-            match c {
-                '"' => out.put("\\\""),
-                '\\' => out.put("\\\\"),
-                '\n' => out.put("\\n"),
-                '\r' => out.put("\\r"),
-                '\t' => out.put("\\t"),
-                '\u{8}' => out.put("\\b"),
-                '\u{c}' => out.put("\\f"),
-                c if is_control(c) => out.put(&format!("\\u{:04x}", c as u32)),
-                c => out.put(c.encode_utf8(&mut buf)),
-            }
-        }
-    }
-    out.put("\"");
 }
 
 /// Everything of `entry`'s node (at `depth`, the first of its array or
-/// not) before its children's array, or before its end if it has none.
-/// Entries at `depth` sit at indentation level `2 * depth - 1`, their keys
-/// one deeper: serde_json's pretty layout of the reference's nodes.
+/// not) before its children's array, or before its end if it has none
+/// ([`crate::text::tree::open_node`]).
 pub(super) fn open_node(out: &mut impl Sink, entry: &Entry, depth: usize, first: bool) {
-    out.put(if first { "\n" } else { ",\n" });
-    indent(out, 2 * depth - 1);
-    out.put("{\n");
-    indent(out, 2 * depth);
-    out.put("\"name\": ");
-    put_name(out, &entry.name);
-    out.put(",\n");
-    indent(out, 2 * depth);
-    out.put("\"type\": \"");
-    out.put(kind_name(entry.kind));
-    out.put("\"");
-    if entry.kind == Kind::Dir {
-        out.put(",\n");
-        indent(out, 2 * depth);
-        out.put("\"children\": ");
-    }
-}
-
-/// The end of a node at `depth`.
-pub(super) fn close_node(out: &mut impl Sink, depth: usize) {
-    out.put("\n");
-    indent(out, 2 * depth - 1);
-    out.put("}");
-}
-
-/// The end of a non-empty array of nodes at `depth`.
-fn close_array(out: &mut impl Sink, depth: usize) {
-    out.put("\n");
-    indent(out, 2 * depth - 2);
-    out.put("]");
+    crate::text::tree::open_node(
+        out,
+        &entry.name,
+        kind_name(entry.kind),
+        entry.kind == Kind::Dir,
+        depth,
+        first,
+    );
 }
 
 /// Renders walk items (at `depth`) as the reference's pretty JSON array of
@@ -262,22 +114,6 @@ pub(super) fn render_items(out: &mut impl Sink, items: &[Item<()>], depth: usize
     close_array(out, depth);
 }
 
-/// Writes `v` as pretty JSON whose strings escape every control character
-/// (serde_json escapes C0; [`SafeJsonFormatter`] adds DEL and C1), so names
-/// stay exact JSON strings and no raw control character reaches the client.
-fn pretty_to<W: std::io::Write>(w: W, v: &impl Serialize) -> serde_json::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(w, SafeJsonFormatter::pretty());
-    v.serialize(&mut ser)
-}
-
-/// [`pretty_to`] into a string.
-pub(super) fn pretty_string(v: &impl Serialize) -> serde_json::Result<String> {
-    let mut buf = Vec::new();
-    pretty_to(&mut buf, v)?;
-    // serde_json writes UTF-8 only.
-    Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
 pub(super) fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Dir => "directory",
@@ -290,6 +126,7 @@ pub(super) fn kind_name(kind: Kind) -> &'static str {
 mod tests {
     use super::*;
     use crate::text::glob::ExcludeStyle;
+    use serde::Serialize;
     use serde::Serializer;
     use serde::ser::{SerializeMap, SerializeSeq};
 
@@ -409,7 +246,7 @@ mod tests {
             render_items(&mut count, items, 1);
             assert_eq!(count.0, expected.len());
             let rendered = folded(&v, items, 1);
-            assert_eq!(rendered.len, expected.len());
+            assert_eq!(rendered.len(), expected.len());
             assert_eq!(rendered.join("\n\n[note]"), format!("{expected}\n\n[note]"));
         }
     }

@@ -5,7 +5,7 @@
 //! May touch: nothing (it builds values from the arguments).
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
+use grep_searcher::{BinaryDetection, MmapChoice, SearcherBuilder};
 
 use super::{NAME, Params};
 use crate::error::{Error, Result};
@@ -42,9 +42,12 @@ pub(super) fn matcher(p: &Params) -> Result<RegexMatcher> {
         })
 }
 
-pub(super) fn searcher(p: &Params, context: usize) -> Searcher {
-    SearcherBuilder::new()
-        .line_number(true)
+/// How each file is searched: line numbers, `context` lines around each
+/// match, binary files skipped unless asked, no memory maps, a bounded line
+/// buffer.
+pub(super) fn searcher(p: &Params, context: usize) -> SearcherBuilder {
+    let mut b = SearcherBuilder::new();
+    b.line_number(true)
         .before_context(context)
         .after_context(context)
         .binary_detection(if p.binary {
@@ -53,8 +56,8 @@ pub(super) fn searcher(p: &Params, context: usize) -> Searcher {
             BinaryDetection::quit(b'\0')
         })
         .memory_map(MmapChoice::never())
-        .heap_limit(Some(MAX_SEARCH_LINE_BUFFER))
-        .build()
+        .heap_limit(Some(MAX_SEARCH_LINE_BUFFER));
+    b
 }
 
 /// Globs where one without `/` matches a name at any depth, as in `rg -g`.

@@ -1,12 +1,10 @@
-//! Listing directories and walking trees beneath a root, without following
-//! symlinks.
+//! Reading a directory's entries, for a listing or a walk.
 //!
 //! Owns: reading directory entries with `getdents64` on a directory fd the
 //! caller owns (type from `d_type`; `lstat` — `fstatat(AT_SYMLINK_NOFOLLOW)`
 //! on one entry name — only when the kernel does not say or when sizes are
-//! asked for), and the bounds of a walk. The walks themselves are in
-//! [`crate::fs::tree`].
-//!
+//! asked for), sorted by name in byte order, into [`Entry`] values or a
+//! reused [`Listing`].
 //! May touch: directory fds opened beneath a root, by single entry names
 //! only (names from `getdents`, never `.` or `..`, never containing `/`).
 
@@ -16,11 +14,9 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStringExt;
 
 use rustix::fs::{AtFlags, FileType};
-use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
 use crate::fs::scope::Target;
-pub use crate::text::fmt::Truncation;
 
 /// What an entry is, never following a symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +80,7 @@ pub fn read_entries(t: &Target, sizes: bool, max: usize) -> Result<(Vec<Entry>, 
 
 /// Reads the entries of the directory `fd`, which the caller owns (its file
 /// offset moves), sorted by name in byte order. One `getdents64` buffer, no
-/// re-opening of the directory on Linux (see [`super::sys::read_dir`]).
+/// re-opening of the directory on Linux (see [`crate::fs::sys::read_dir`]).
 pub fn read_entries_fd(
     fd: &OwnedFd,
     sizes: bool,
@@ -175,7 +171,7 @@ impl Listing {
         self.ents.clear();
         let mut truncated = false;
         let (names, ents) = (&mut self.names, &mut self.ents);
-        super::sys::read_dir(fd, &mut self.buf, |file_name, ft| {
+        crate::fs::sys::read_dir(fd, &mut self.buf, |file_name, ft| {
             let bytes = file_name.to_bytes();
             if bytes == b"." || bytes == b".." {
                 return ControlFlow::Continue(());
@@ -299,58 +295,4 @@ fn kind_of(ft: FileType) -> Kind {
         FileType::RegularFile => Kind::File,
         _ => Kind::Other,
     }
-}
-
-/// Bounds and cancellation for one walk.
-#[derive(Debug, Clone)]
-pub struct WalkLimits {
-    /// Entries to visit before stopping.
-    pub max_entries: usize,
-    /// Depth to descend to (the start directory's children are depth 1).
-    pub max_depth: usize,
-    /// Stops the walk when cancelled.
-    pub cancel: CancellationToken,
-    /// Told the number of entries seen so far, when the client asked.
-    pub progress: Option<crate::progress::Progress>,
-}
-
-/// Times any walk failed to open a directory or file because the process
-/// (or system) was out of descriptors (`EMFILE`, `ENFILE`). A walk compares
-/// it before and after ([`descriptors_ran_out_since`]): a directory it
-/// could not open for want of a descriptor would otherwise vanish from its
-/// result without a word (finding F4 of the session fuzzer: a search over
-/// a deep tree under a low `ulimit -n` said "No matches found").
-static OUT_OF_DESCRIPTORS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Notes `e` when it is `EMFILE` or `ENFILE`; gives it back.
-pub fn note_open_error(e: rustix::io::Errno) -> rustix::io::Errno {
-    if matches!(e, rustix::io::Errno::MFILE | rustix::io::Errno::NFILE) {
-        OUT_OF_DESCRIPTORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-    e
-}
-
-/// `openat(dir, name, flags)` for a walk: an error is noted
-/// ([`note_open_error`]) before it is given back.
-pub fn open_at(
-    dir: impl rustix::fd::AsFd,
-    name: impl rustix::path::Arg,
-    flags: rustix::fs::OFlags,
-) -> std::result::Result<OwnedFd, rustix::io::Errno> {
-    rustix::fs::openat(dir, name, flags, rustix::fs::Mode::empty()).map_err(note_open_error)
-}
-
-/// A mark to compare with later ([`descriptors_ran_out_since`]).
-pub fn descriptor_mark() -> u64 {
-    OUT_OF_DESCRIPTORS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Fails with [`Error::OutOfDescriptors`] when some open ran out of
-/// descriptors since `mark` (in this walk or one running beside it: either
-/// way this walk may have missed a directory).
-pub fn descriptors_ran_out_since(mark: u64) -> Result<()> {
-    if descriptor_mark() != mark {
-        return Err(Error::OutOfDescriptors);
-    }
-    Ok(())
 }

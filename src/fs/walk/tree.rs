@@ -1,10 +1,11 @@
-//! Parallel, bounded tree walks beneath a root that never follow symlinks.
+//! The whole tree, walked in parallel, each directory folded into a value
+//! as it is read.
 //!
-//! Owns: collecting a directory tree, or folding each of its directories
-//! into a value as it is read ([`fold`]), with a small rayon pool sized to
-//! the cores. Each directory is read once (`getdents`, types from `d_type`)
-//! into its walk thread's reused [`walk::Listing`], and its entries visited
-//! and folded, before its subdirectories are walked in parallel, each opened
+//! Owns: collecting a directory tree ([`collect`]), or folding each of its
+//! directories into a value ([`fold`]), on the walk threads. Each directory
+//! is read once (`getdents`, types from `d_type`) into its walk thread's
+//! reused [`Listing`](super::Listing), and its entries visited and folded,
+//! before its subdirectories are walked in parallel, each opened
 //! `O_NOFOLLOW` from its parent's handle (a directory swapped for a symlink
 //! mid-walk is simply not entered); a directory's handle is closed before
 //! its fold is finished.
@@ -13,20 +14,17 @@
 //! it in is unspecified, and the result says it was truncated.
 //! May touch: `Dir` handles, by single entry names only.
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
 use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
-use rustix::fs::{Mode, OFlags};
 
+use super::fds::{dir_flags, open_at, open_start};
+use super::{Bounds, Entry, Kind, Stop, Tally, pool, with_listing};
 use crate::error::{Error, Result};
 use crate::fs::scope::Start;
-use crate::fs::walk::{self, Entry, Kind, Truncation, WalkLimits};
-use crate::limits::MAX_WALK_DEPTH_CEILING;
 use crate::rules::Hide;
 
 /// One visited entry, with what the visitor made of it, and for a directory
@@ -42,7 +40,7 @@ pub struct Item<T> {
 }
 
 /// A walk's items and, if it was cut short, why.
-pub type Walked<T> = (Vec<Item<T>>, Option<Truncation>);
+pub type Walked<T> = (Vec<Item<T>>, Option<Stop>);
 
 /// Decides, for each entry (parent handle, `/`-joined path relative to the
 /// walk's start, entry, depth), whether to keep it and what to record.
@@ -64,49 +62,6 @@ pub trait ParVisitor: Sync {
 }
 
 pub use crate::text::budget::TextBudget;
-
-/// Stack of each walk thread. The walk recurses once per directory level,
-/// plus rayon's join frames (more of them on machines with more cores), so
-/// its stack grows with `--max-depth`: a debug build used about 5 KiB a
-/// level, and the 2 MiB default overflowed, aborting the server, at about
-/// 400 levels (release: about 1500). Only the pages touched become resident.
-const WALK_STACK_BYTES: usize = 64 << 20;
-
-/// How many walk threads to start; 0 until [`set_walk_threads`] is called.
-static WALK_THREADS: AtomicUsize = AtomicUsize::new(0);
-
-/// Sets the number of walk threads, before the first walk. Startup calls it
-/// with the CPU count it computed before Landlock: asked later, the standard
-/// library reads `/proc/self/cgroup` and `/sys/fs/cgroup`, host paths that
-/// tuls does not touch after startup.
-pub fn set_walk_threads(n: usize) {
-    WALK_THREADS.store(n, Ordering::Relaxed);
-}
-
-/// The CPU count given to [`set_walk_threads`] (2 when it was not called).
-pub fn walk_threads() -> usize {
-    match WALK_THREADS.load(Ordering::Relaxed) {
-        0 => 2,
-        n => n,
-    }
-}
-
-/// The walk threads: one per CPU (as set by [`set_walk_threads`]; rayon's
-/// default when unset, as in unit tests), with big stacks. The content
-/// search uses them too.
-pub(crate) fn pool() -> Option<&'static rayon::ThreadPool> {
-    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(WALK_THREADS.load(Ordering::Relaxed))
-            .thread_name(|i| format!("tuls-walk-{i}"))
-            .stack_size(WALK_STACK_BYTES)
-            .build()
-            .map_err(|e| tracing::warn!(error = %e, "cannot start the walk threads"))
-            .ok()
-    })
-    .as_ref()
-}
 
 /// A walk that folds each directory into one value on the walk thread that
 /// reads it (so per-directory work, such as rendering, runs in parallel
@@ -171,24 +126,19 @@ impl<V: ParVisitor> ParFold for Collect<'_, V> {
 }
 
 struct Shared<'a> {
-    limits: &'a WalkLimits,
+    tally: Tally<'a>,
     /// Path rules: a hidden entry is left out and never entered.
     hide: Option<&'a Hide>,
-    /// `limits.max_depth`, capped at [`MAX_WALK_DEPTH_CEILING`].
-    max_depth: usize,
-    visited: AtomicUsize,
-    entries_cut: AtomicBool,
-    depth_cut: AtomicBool,
 }
 
 /// Walks the tree under `start` and returns its items in pre-order, with
 /// the reason it was cut short, if it was.
 pub fn collect<V: ParVisitor>(
     start: &Start,
-    limits: &WalkLimits,
+    bounds: &Bounds,
     visitor: &V,
 ) -> Result<Walked<V::Value>> {
-    fold(start, limits, &Collect(visitor))
+    fold(start, bounds, &Collect(visitor))
 }
 
 /// Walks the tree under `start`, folding each directory's listing with
@@ -196,51 +146,35 @@ pub fn collect<V: ParVisitor>(
 /// walk was cut short, if it was.
 pub fn fold<F: ParFold>(
     start: &Start,
-    limits: &WalkLimits,
+    bounds: &Bounds,
     visitor: &F,
-) -> Result<(F::Out, Option<Truncation>)> {
-    let max_depth = limits.max_depth.min(MAX_WALK_DEPTH_CEILING);
+) -> Result<(F::Out, Option<Stop>)> {
     let shared = Shared {
-        limits,
+        tally: Tally::new(bounds),
         hide: start.hide.as_ref(),
-        max_depth,
-        visited: AtomicUsize::new(0),
-        entries_cut: AtomicBool::new(false),
-        depth_cut: AtomicBool::new(false),
     };
+    // A handle of our own on the start directory (its read offset moves).
+    let start = open_start(&start.dir, ".")?;
     // Every level of the recursion runs on a walk thread, never on the
     // caller's (smaller) stack.
-    // A handle of our own on the start directory (its read offset moves).
-    let mark = crate::fs::walk::descriptor_mark();
-    let start = rustix::fs::openat(&start.dir, c".", dir_flags(), Mode::empty())
-        .map_err(|e| Error::io("scandir", ".", &std::io::Error::from(e)))?;
     let walk = || walk_dir(start, "", 1, visitor, &shared);
-    let Some(pool) = pool() else {
+    let Some(pool) = pool::pool() else {
         return Err(Error::Internal(
             "Cannot walk the tree: the walk threads could not be started".to_owned(),
         ));
     };
     let out = pool.install(walk);
-    if limits.cancel.is_cancelled() {
-        return Err(Error::Cancelled);
-    }
-    crate::fs::walk::descriptors_ran_out_since(mark)?;
+    shared.tally.end()?;
     let truncated = if visitor.full() {
-        Some(Truncation::Text(crate::limits::MAX_WALK_TEXT_BYTES))
-    } else if shared.entries_cut.load(Ordering::Relaxed) {
-        Some(Truncation::Entries(limits.max_entries))
-    } else if shared.depth_cut.load(Ordering::Relaxed) {
-        Some(Truncation::Depth(max_depth))
+        Some(Stop::Text(crate::limits::MAX_WALK_TEXT_BYTES))
+    } else if shared.tally.entries_cut.load(Ordering::Relaxed) {
+        Some(Stop::Entries(bounds.max_entries))
+    } else if shared.tally.depth_cut.load(Ordering::Relaxed) {
+        Some(Stop::Depth(bounds.depth()))
     } else {
         None
     };
     Ok((out, truncated))
-}
-
-/// How each directory is opened: read-only, must be a directory, and
-/// `O_NOFOLLOW`, so a directory swapped for a symlink is never entered.
-fn dir_flags() -> OFlags {
-    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
 /// A subdirectory to walk: its slot in the parent's fold, where its name
@@ -259,10 +193,7 @@ fn walk_dir<F: ParFold>(
         visitor.end(&mut out, depth);
         out
     };
-    if shared.limits.cancel.is_cancelled()
-        || shared.entries_cut.load(Ordering::Relaxed)
-        || visitor.full()
-    {
+    if shared.tally.stopped() || visitor.full() {
         return empty();
     }
     // An entry's relative path is built when it is needed and not kept: it
@@ -282,7 +213,7 @@ fn walk_dir<F: ParFold>(
     // The subdirectories to walk, and their names, one after another.
     let mut subs: Vec<Sub<F::Out>> = Vec::new();
     let mut sub_names: Vec<u8> = Vec::new();
-    let read = walk::with_listing(&dir, usize::MAX, |listing, _| {
+    let read = with_listing(&dir, usize::MAX, |listing, _| {
         // Path rules first: a hidden entry is not counted, listed or
         // entered (nothing is allocated when no rule can hide).
         let hidden: Vec<bool> = match hide {
@@ -298,14 +229,7 @@ fn walk_dir<F: ParFold>(
         let shown = |i: usize| !hidden.get(i).copied().unwrap_or(false);
         // Claim this directory's entries against the shared cap.
         let n = listing.len() - hidden.iter().filter(|h| **h).count();
-        let before = shared.visited.fetch_add(n, Ordering::Relaxed);
-        if let Some(p) = &shared.limits.progress {
-            p.report((before + n) as u64);
-        }
-        let allowed = shared.limits.max_entries.saturating_sub(before).min(n);
-        if allowed < n {
-            shared.entries_cut.store(true, Ordering::Relaxed);
-        }
+        let allowed = shared.tally.claim(n);
         let mut out = visitor.begin(depth, allowed, listing.name_bytes());
         // One entry, its name's buffer reused for each.
         let mut entry = Entry::from_bytes(b"", Kind::Other);
@@ -328,8 +252,8 @@ fn walk_dir<F: ParFold>(
             if kind != Kind::Dir {
                 continue;
             }
-            if depth >= shared.max_depth {
-                shared.depth_cut.store(true, Ordering::Relaxed);
+            if depth >= shared.tally.bounds.depth() {
+                shared.tally.depth_cut.store(true, Ordering::Relaxed);
                 continue;
             }
             subs.push((slot, sub_names.len()..sub_names.len() + name.len(), None));
@@ -349,7 +273,7 @@ fn walk_dir<F: ParFold>(
         // One entry name beneath this directory's fd (never `.`, `..` or a
         // name with `/`: getdents gives plain names and skips those two).
         let name = OsStr::from_bytes(name);
-        if let Ok(fd) = crate::fs::walk::open_at(&dir, name, dir_flags()) {
+        if let Ok(fd) = open_at(&dir, name, dir_flags()) {
             let rel = if wants_rel {
                 rel_of(&name.to_string_lossy())
             } else {

@@ -19,12 +19,10 @@ use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 
-use rustix::fs::{Mode, OFlags};
-
+use super::fds::{dir_flags, open_at, open_start};
+use super::{Bounds, Entry, Kind, Listing, Stop, Tally};
 use crate::error::{Error, Result};
 use crate::fs::scope::Start;
-use crate::fs::walk::{Entry, Kind, Listing, WalkLimits};
-use crate::limits::MAX_WALK_DEPTH_CEILING;
 use crate::rules::HideDir;
 
 /// What the visitor makes of an entry.
@@ -48,20 +46,14 @@ pub trait Visit {
     fn visit(&mut self, rel: &str, raw: &[u8], entry: &Entry, depth: usize) -> Flow;
 }
 
-/// Why a walk stopped before its visitor's page was full.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Halt {
-    /// The entry cap of one call.
-    Entries(usize),
-}
-
 /// How a paged walk ended.
 #[derive(Debug, Default)]
 pub struct Paged {
     /// The next entry to visit (`None`: the walk reached its end).
     pub next: Option<Vec<u8>>,
-    /// Why it stopped, when it was not the visitor.
-    pub halt: Option<Halt>,
+    /// Why it stopped, when it was not the visitor (only
+    /// [`Stop::Entries`]: the entry cap of one call).
+    pub halt: Option<Stop>,
     /// A directory at the depth cap was not entered.
     pub depth_cut: bool,
     /// The directories it resumed inside, outermost first (raw names).
@@ -81,10 +73,6 @@ struct Frame<'h> {
     hide: Option<HideDir<'h>>,
 }
 
-fn dir_flags() -> OFlags {
-    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
-}
-
 /// The walk's state: its stack of directories and the current path.
 struct Walk<'h> {
     start: &'h Start,
@@ -101,7 +89,7 @@ impl<'h> Walk<'h> {
         let Some(top) = self.stack.last() else {
             return false;
         };
-        let Ok(fd) = crate::fs::walk::open_at(&top.fd, OsStr::from_bytes(name), dir_flags()) else {
+        let Ok(fd) = open_at(&top.fd, OsStr::from_bytes(name), dir_flags()) else {
             return false;
         };
         let depth = top.depth + 1;
@@ -175,16 +163,15 @@ impl<'h> Walk<'h> {
 /// visit, or with `true` the entry just before it; `None`: the beginning),
 /// calling `visitor` for each entry the path
 /// rules do not hide, until it says [`Flow::Stop`], the entry cap of
-/// `limits` is reached, or the tree ends.
+/// `bounds` is reached, or the tree ends.
 pub fn walk(
     start: &Start,
     from: Option<(&[u8], bool)>,
-    limits: &WalkLimits,
+    bounds: &Bounds,
     visitor: &mut impl Visit,
 ) -> Result<Paged> {
-    let mark = crate::fs::walk::descriptor_mark();
-    let fd = rustix::fs::openat(&start.dir, c".", dir_flags(), Mode::empty())
-        .map_err(|e| Error::io("scandir", ".", &std::io::Error::from(e)))?;
+    let tally = Tally::new(bounds);
+    let fd = open_start(&start.dir, ".")?;
     let list = Listing::of(&fd).map_err(|e| Error::io("scandir", ".", &std::io::Error::from(e)))?;
     let mut w = Walk {
         start,
@@ -198,7 +185,7 @@ pub fn walk(
         }],
         rel: Vec::new(),
         spare: Vec::new(),
-        max_depth: limits.max_depth.min(MAX_WALK_DEPTH_CEILING),
+        max_depth: bounds.depth(),
     };
     let mut out = Paged::default();
     if let Some((pos, after)) = from {
@@ -227,18 +214,16 @@ pub fn walk(
         entry.set(name, kind);
         let name = name.to_vec();
         w.set_rel(prefix, &name);
-        if visited >= limits.max_entries {
-            out.halt = Some(Halt::Entries(limits.max_entries));
+        if visited >= bounds.max_entries {
+            out.halt = Some(Stop::Entries(bounds.max_entries));
             out.next = Some(w.rel.clone());
             break;
         }
         if visited.is_multiple_of(1024) {
-            if limits.cancel.is_cancelled() {
+            if bounds.cancel.is_cancelled() {
                 return Err(Error::Cancelled);
             }
-            if let Some(p) = &limits.progress {
-                p.report(visited as u64);
-            }
+            bounds.report(visited as u64);
         }
         text.clear();
         if wants_rel {
@@ -258,13 +243,11 @@ pub fn walk(
             }
         }
     }
-    if limits.cancel.is_cancelled() {
+    if bounds.cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
-    if let Some(p) = &limits.progress {
-        p.report(visited as u64);
-    }
-    crate::fs::walk::descriptors_ran_out_since(mark)?;
+    bounds.report(visited as u64);
+    tally.end()?;
     Ok(out)
 }
 
@@ -293,12 +276,13 @@ mod tests {
         }
     }
 
-    fn limits(max_entries: usize) -> WalkLimits {
-        WalkLimits {
+    fn limits(max_entries: usize) -> Bounds {
+        Bounds {
             max_entries,
             max_depth: 64,
             cancel: CancellationToken::new(),
             progress: None,
+            deadline: None,
         }
     }
 
@@ -399,7 +383,7 @@ mod tests {
             seen: Vec::new(),
         };
         let out = walk(&start, None, &limits(5), &mut v).expect("walk");
-        assert_eq!(out.halt, Some(Halt::Entries(5)));
+        assert_eq!(out.halt, Some(Stop::Entries(5)));
         assert_eq!(v.seen, whole[..5]);
         assert_eq!(out.next.as_deref(), Some(whole[5].as_slice()));
     }

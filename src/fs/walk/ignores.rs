@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rustix::fs::AtFlags;
 
-use super::open::{dir_flags, open_file_at};
+use super::fds::dir_flags;
+use super::open::open_file_at;
 use crate::limits::{MAX_IGNORE_FILE_BYTES, MAX_IGNORE_RULES, MAX_IGNORE_WILDCARDS};
 
 /// The ignore rules of one directory, and how to reach it from a path
@@ -209,7 +210,7 @@ fn read_small(dir: rustix::fd::BorrowedFd<'_>, path: &[&std::ffi::CStr]) -> Smal
     let mut held: Option<OwnedFd> = None;
     for name in dirs {
         let from = held.as_ref().map_or(dir, |f| f.as_fd());
-        match crate::fs::walk::open_at(from, *name, dir_flags()) {
+        match super::fds::open_at(from, *name, dir_flags()) {
             Ok(fd) => held = Some(fd),
             Err(_) => return Small::Missing,
         }

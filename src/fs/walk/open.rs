@@ -1,7 +1,6 @@
-//! Opening what a search walk listed, beneath the walk's start.
+//! Opening what a file walk listed, beneath the walk's start.
 //!
-//! Owns: how a walked directory is opened (`O_DIRECTORY|O_NOFOLLOW`), how a
-//! listed file is opened (`O_NOFOLLOW|O_NONBLOCK|O_NOCTTY`, then refused
+//! Owns: how a listed file is opened (`O_NOFOLLOW|O_NONBLOCK|O_NOCTTY`, then refused
 //! unless the handle is a regular file), re-opening a listed path one
 //! component at a time (with a small cache of the last directories), and
 //! reading a file through its fd.
@@ -12,15 +11,9 @@ use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
-use rustix::fs::{FileType, Mode, OFlags};
+use rustix::fs::{FileType, OFlags};
 
-use crate::error::{Error, Result};
-
-/// How each directory is opened: read-only, must be a directory,
-/// `O_NOFOLLOW`, so a directory swapped for a symlink is never entered.
-pub(super) fn dir_flags() -> OFlags {
-    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
-}
+use super::fds::{dir_flags, open_at};
 
 /// Opens the regular file `name` in `dir`: `O_NOFOLLOW` (a symlink is
 /// refused), `O_NONBLOCK|O_NOCTTY` (a FIFO or device never blocks the open),
@@ -31,7 +24,7 @@ pub(super) fn open_file_at<P: rustix::path::Arg>(
 ) -> std::io::Result<FdReader> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = crate::fs::walk::open_at(dir, name, flags)?;
+    let fd = open_at(dir, name, flags)?;
     let st = rustix::fs::fstat(&fd)?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(std::io::Error::other("not a regular file"));
@@ -45,11 +38,6 @@ pub(super) fn open_file_at<P: rustix::path::Arg>(
 pub struct FdReader(OwnedFd, u64);
 
 impl FdReader {
-    /// The file's size when it was opened.
-    pub fn size(&self) -> u64 {
-        self.1
-    }
-
     /// Reads the whole file into `buf` (cleared first) when it holds at
     /// most `max` bytes: true if `buf` holds it all, false if it is bigger
     /// (`buf` then holds what was read, to be searched before the rest).
@@ -109,7 +97,7 @@ pub fn open_listed(start: &OwnedFd, rel: &[u8]) -> std::io::Result<FdReader> {
         if parts.peek().is_none() {
             return open_file_at(from, name);
         }
-        held = Some(crate::fs::walk::open_at(from, name, dir_flags())?);
+        held = Some(open_at(from, name, dir_flags())?);
     }
     Err(std::io::Error::other("empty listed path"))
 }
@@ -175,7 +163,7 @@ pub fn open_listed_in(
             (None, Some(l)) => l.1.as_fd(),
             (None, None) => start.as_fd(),
         };
-        let fd = crate::fs::walk::open_at(from, OsStr::from_bytes(comp), dir_flags())?;
+        let fd = open_at(from, OsStr::from_bytes(comp), dir_flags())?;
         if i < DIR_CACHE_LEVELS && held.is_none() {
             cache.levels.push((comp.to_vec(), fd));
         } else {
@@ -191,11 +179,4 @@ pub fn open_listed_in(
         Some((_, dir)) => open_file_at(dir.as_fd(), name),
         None => open_file_at(start.as_fd(), name),
     }
-}
-
-/// A handle of its own on the directory `dir` (for `getdents`; cap-std's
-/// handles may be `O_PATH`).
-pub fn open_start(dir: &cap_std::fs::Dir, given: &str) -> Result<OwnedFd> {
-    rustix::fs::openat(dir, c".", dir_flags(), Mode::empty())
-        .map_err(|e| Error::io("scandir", given, &std::io::Error::from(e)))
 }

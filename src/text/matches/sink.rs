@@ -8,38 +8,91 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use grep_searcher::{Searcher, Sink, SinkContext, SinkMatch};
 
-use super::OutputMode;
-use crate::text::matches::{Hits, Line, line_text};
+use super::{Hits, Line, OutputMode, line_text};
 
 /// The sink: keeps what the mode needs, bounded.
-pub(super) struct Collect<'a> {
-    pub(super) mode: OutputMode,
+pub struct Collect<'a> {
+    mode: OutputMode,
     /// Matches to keep from this file.
-    pub(super) want: u64,
+    want: u64,
     /// Matches of this file an earlier page gave, left out here (with the
     /// context lines after them).
-    pub(super) skip: u64,
-    pub(super) skipped: u64,
+    skip: u64,
+    skipped: u64,
     /// After-context lines of a left-out match are left out too.
-    pub(super) dropping: bool,
+    dropping: bool,
     /// Before-context lines seen while leaving matches out.
-    pub(super) before: Vec<(Option<u64>, Vec<u8>)>,
-    pub(super) taken: u64,
-    pub(super) chars: usize,
-    /// The reply's character budget ([`crate::text::matches::Reply::room`]).
-    pub(super) max_chars: usize,
-    pub(super) cur: Vec<Line>,
-    pub(super) hits: Hits,
-    pub(super) cancel: &'a tokio_util::sync::CancellationToken,
+    before: Vec<(Option<u64>, Vec<u8>)>,
+    taken: u64,
+    chars: usize,
+    /// The reply's character budget ([`super::Reply::room`]).
+    max_chars: usize,
+    cur: Vec<Line>,
+    hits: Hits,
+    cancel: &'a tokio_util::sync::CancellationToken,
     /// Characters held by the chunk's files, and whether this file is
     /// exempt (the first of its chunk).
-    pub(super) held: &'a AtomicUsize,
-    pub(super) exempt: bool,
-    /// See [`super::chunks::chunk_held_chars`].
-    pub(super) held_cap: usize,
+    held: &'a AtomicUsize,
+    exempt: bool,
+    /// What the chunk's files may hold at once, in characters.
+    held_cap: usize,
 }
 
-impl Collect<'_> {
+/// What one file's sink keeps, and its bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct Keep {
+    /// The output mode.
+    pub mode: OutputMode,
+    /// Matches to keep.
+    pub want: u64,
+    /// Matches to leave out first (given on an earlier page).
+    pub skip: u64,
+    /// The reply's character budget ([`super::Reply::room`]), which also
+    /// bounds what one file's matches may collect.
+    pub max_chars: usize,
+    /// What the files of one chunk may hold at once, in characters
+    /// (beyond its first file, whose own bounds hold).
+    pub held_cap: usize,
+}
+
+impl<'a> Collect<'a> {
+    /// A sink for one file: `held` counts the characters its chunk holds
+    /// (`None`: no chunk, nothing else is held, and `alone` is counted
+    /// instead); it stops when `cancel` is cancelled.
+    pub fn new(
+        keep: Keep,
+        cancel: &'a tokio_util::sync::CancellationToken,
+        held: Option<&'a AtomicUsize>,
+        alone: &'a AtomicUsize,
+    ) -> Self {
+        Self {
+            mode: keep.mode,
+            want: keep.want,
+            skip: keep.skip,
+            skipped: 0,
+            dropping: false,
+            before: Vec::new(),
+            taken: 0,
+            chars: 0,
+            max_chars: keep.max_chars,
+            cur: Vec::new(),
+            hits: Hits {
+                searched: true,
+                ..Hits::default()
+            },
+            cancel,
+            held: held.unwrap_or(alone),
+            exempt: held.is_none(),
+            held_cap: keep.held_cap,
+        }
+    }
+
+    /// Ends the file: what it kept.
+    pub fn finish(mut self) -> Hits {
+        self.close();
+        self.hits
+    }
+
     /// Keeps a line; false (and the file is incomplete) when the chunk holds
     /// too much already.
     fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) -> bool {
@@ -58,7 +111,7 @@ impl Collect<'_> {
         true
     }
 
-    pub(super) fn close(&mut self) {
+    fn close(&mut self) {
         if !self.cur.is_empty() {
             self.hits.groups.push(std::mem::take(&mut self.cur));
         }

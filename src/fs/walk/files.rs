@@ -1,56 +1,72 @@
-//! The walk of a content search: the regular files under a directory fd,
-//! in path order, handed to the consumer a chunk at a time while the walk
-//! goes on.
+//! The files of a content search: the regular files under a directory fd,
+//! in path order, with `rg`'s default filters, handed to the consumer a
+//! chunk at a time while the walk goes on.
 //!
-//! Owns: listing each directory (after the filters and the ignore rules),
-//! the bounds (entries, depth, listed path bytes, deadline, cancellation),
-//! walking sibling subtrees in parallel in growing groups while keeping
-//! path order, and resuming at a position. Symlinks are never followed and
-//! FIFOs, sockets and devices never opened.
+//! Owns: what a file walk is asked and answers ([`Filter`], [`Consume`],
+//! [`WalkEnd`]); listing each directory (after the path rules, the filters
+//! and the ignore rules of `ignores`), the bounds (entries, depth, listed
+//! path bytes, deadline, cancellation: [`Bounds`]), walking sibling
+//! subtrees in parallel in growing groups while keeping path order, and
+//! resuming at a position. Symlinks are never followed and FIFOs, sockets
+//! and devices never opened.
 //! May touch: directory fds opened beneath a root, by single entry names.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
+use super::fds::{dir_flags, open_at};
 use super::ignores::{Chain, Level};
-use super::open::dir_flags;
-use super::{Bounds, Consume, Filter, Stop, WalkEnd};
-use crate::error::{Error, Result};
-use crate::fs::walk::{self, Kind};
-use crate::limits::MAX_WALK_DEPTH_CEILING;
+use super::{Bounds, Kind, Stop, Tally, read_entries_fd};
+use crate::limits::MAX_WALK_TEXT_BYTES;
+use crate::rules::Hide;
+use crate::text::glob::Excludes;
+
+/// Which files a search takes, as `rg`'s defaults and their switches.
+#[derive(Debug)]
+pub struct Filter {
+    /// Search hidden files and directories (names starting with `.`).
+    pub hidden: bool,
+    /// Honour `.ignore`, `.gitignore` and `.git/info/exclude`.
+    pub ignore_files: bool,
+    /// When set, only files whose relative path matches are searched.
+    pub include: Option<Excludes>,
+    /// Files and directories whose relative path matches are skipped.
+    pub exclude: Excludes,
+}
+
+/// Takes the files of a walk, in path order, a chunk at a time, while the
+/// walk goes on: a search starts on the first files before the whole tree is
+/// listed, and stops the walk once its reply is full.
+pub trait Consume {
+    /// Files wanted per [`Consume::take`].
+    fn chunk(&self) -> usize;
+    /// The next files in path order (`/`-joined raw paths relative to the
+    /// start); false stops the walk.
+    fn take(&mut self, files: Vec<Vec<u8>>) -> bool;
+}
+
+/// What a walk ends with; its files went to the [`Consume`]r.
+#[derive(Debug, Default)]
+pub struct WalkEnd {
+    /// Why the walk stopped early, if it did (not counting the consumer's stop).
+    pub stop: Option<Stop>,
+    /// Ignore files not used because they were over
+    /// [`crate::limits::MAX_IGNORE_FILE_BYTES`].
+    pub big_ignore_files: u64,
+}
 
 struct Shared<'a> {
     filter: &'a Filter,
-    bounds: &'a Bounds<'a>,
-    max_depth: usize,
-    seen: AtomicUsize,
+    tally: &'a Tally<'a>,
+    /// Path rules: a hidden entry is not searched or entered.
+    hide: Option<&'a Hide>,
+    /// Bytes of listed paths held at once (listed, not yet handed to the
+    /// consumer); past [`MAX_WALK_TEXT_BYTES`] the walk stops.
     path_bytes: AtomicUsize,
     big: AtomicU64,
-    entries_cut: AtomicBool,
-    depth_cut: AtomicBool,
-    paths_cut: AtomicBool,
-    late: AtomicBool,
-}
-
-impl Shared<'_> {
-    fn stopped(&self) -> bool {
-        if self.bounds.cancel.is_cancelled()
-            || self.entries_cut.load(Ordering::Relaxed)
-            || self.paths_cut.load(Ordering::Relaxed)
-            || self.late.load(Ordering::Relaxed)
-        {
-            return true;
-        }
-        if Instant::now() >= self.bounds.deadline {
-            self.late.store(true, Ordering::Relaxed);
-            return true;
-        }
-        false
-    }
 }
 
 /// Sibling subtrees walked at once, at most: a streamed directory's
@@ -90,37 +106,35 @@ impl<C: Consume> Emitter<'_, C> {
 }
 
 /// Walks the files to search under `start` (an fd the caller owns),
-/// honouring `ancestors`' ignore rules too, and hands them to `consumer` in
-/// path order as they are listed, from the file at or after `from` (a
-/// `/`-joined path below the start; with `true`, the first after it), or
-/// from the first. Runs on `pool` (the consumer too).
-pub fn walk_files<C: Consume + Send>(
+/// leaving out what `hide` hides and honouring `ancestors`' ignore rules
+/// too, and hands them to `consumer` in path order as they are listed, from
+/// the file at or after `from` (a `/`-joined path below the start; with
+/// `true`, the first after it), or from the first. Runs on the walk
+/// threads (the consumer too); the caller ends the `tally`
+/// ([`Tally::end`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn walk_files<C: Consume + Send>(
     pool: &rayon::ThreadPool,
     start: OwnedFd,
+    hide: Option<&Hide>,
     ancestors: &[Level],
     filter: &Filter,
-    bounds: &Bounds<'_>,
+    tally: &Tally<'_>,
     from: Option<(&[u8], bool)>,
     consumer: &mut C,
-) -> Result<WalkEnd> {
+) -> WalkEnd {
     let shared = Shared {
         filter,
-        bounds,
-        max_depth: bounds.max_depth.min(MAX_WALK_DEPTH_CEILING),
-        seen: AtomicUsize::new(0),
+        tally,
+        hide,
         path_bytes: AtomicUsize::new(0),
         big: AtomicU64::new(0),
-        entries_cut: AtomicBool::new(false),
-        depth_cut: AtomicBool::new(false),
-        paths_cut: AtomicBool::new(false),
-        late: AtomicBool::new(false),
     };
     let top = Chain {
         level: None,
         parent: None,
         ancestors,
     };
-    let mark = walk::descriptor_mark();
     pool.install(|| {
         let mut em = Emitter {
             pending: std::collections::VecDeque::new(),
@@ -137,26 +151,22 @@ pub fn walk_files<C: Consume + Send>(
         stream_dir(start, &[], 1, &top, &shared, &mut em, seek);
         em.flush(true, &shared);
     });
-    if bounds.cancel.is_cancelled() {
-        return Err(Error::Cancelled);
-    }
-    walk::descriptors_ran_out_since(mark)?;
-    let stop = if shared.late.load(Ordering::Relaxed) {
+    let bounds: &Bounds = tally.bounds;
+    let stop = if tally.late.load(Ordering::Relaxed) {
         Some(Stop::Deadline)
-    } else if shared.entries_cut.load(Ordering::Relaxed) {
+    } else if tally.entries_cut.load(Ordering::Relaxed) {
         Some(Stop::Entries(bounds.max_entries))
-    } else if shared.paths_cut.load(Ordering::Relaxed) {
-        Some(Stop::Paths(bounds.max_path_bytes))
-    } else if shared.depth_cut.load(Ordering::Relaxed) {
-        Some(Stop::Depth(shared.max_depth))
+    } else if tally.text_cut.load(Ordering::Relaxed) {
+        Some(Stop::Text(MAX_WALK_TEXT_BYTES))
+    } else if tally.depth_cut.load(Ordering::Relaxed) {
+        Some(Stop::Depth(bounds.depth()))
     } else {
         None
     };
-    Ok(WalkEnd {
+    WalkEnd {
         stop,
         big_ignore_files: shared.big.into_inner(),
-        seen: shared.seen.into_inner() as u64,
-    })
+    }
 }
 
 enum Slot {
@@ -176,19 +186,13 @@ fn slots_of(
     parent: &Chain<'_>,
     shared: &Shared<'_>,
 ) -> Option<(Vec<Slot>, Option<Level>)> {
-    if shared.stopped() {
+    if shared.tally.stopped() {
         return None;
     }
-    let Ok((entries, _)) = walk::read_entries_fd(dir, false, usize::MAX, "") else {
+    let Ok((entries, _)) = read_entries_fd(dir, false, usize::MAX, "") else {
         return None;
     };
-    let n = entries.len();
-    let before = shared.seen.fetch_add(n, Ordering::Relaxed);
-    (shared.bounds.progress)((before + n) as u64);
-    let allowed = shared.bounds.max_entries.saturating_sub(before).min(n);
-    if allowed < n {
-        shared.entries_cut.store(true, Ordering::Relaxed);
-    }
+    let allowed = shared.tally.claim(entries.len());
     let filter = shared.filter;
     let level = filter.ignore_files.then(|| {
         let base = if prefix.is_empty() {
@@ -220,11 +224,7 @@ fn slots_of(
             Kind::Symlink | Kind::Other => continue,
         };
         let rel_str = String::from_utf8_lossy(&rel);
-        if shared
-            .bounds
-            .hide
-            .is_some_and(|h| h.hides(&rel_str, is_dir))
-        {
+        if shared.hide.is_some_and(|h| h.hides(&rel_str, is_dir)) {
             continue;
         }
         if filter.exclude.is_match(&rel_str) {
@@ -248,8 +248,8 @@ fn slots_of(
             continue;
         }
         if is_dir {
-            if depth >= shared.max_depth {
-                shared.depth_cut.store(true, Ordering::Relaxed);
+            if depth >= shared.tally.bounds.depth() {
+                shared.tally.depth_cut.store(true, Ordering::Relaxed);
                 continue;
             }
             slots.push(Slot::Dir(rel, entry.os_name().to_owned(), Vec::new()));
@@ -262,8 +262,8 @@ fn slots_of(
                 continue;
             }
             let bytes = shared.path_bytes.fetch_add(rel.len(), Ordering::Relaxed) + rel.len();
-            if bytes > shared.bounds.max_path_bytes {
-                shared.paths_cut.store(true, Ordering::Relaxed);
+            if bytes > MAX_WALK_TEXT_BYTES {
+                shared.tally.text_cut.store(true, Ordering::Relaxed);
                 break;
             }
             slots.push(Slot::File(rel));
@@ -277,7 +277,7 @@ fn slots_of(
 /// child) into the slot's list.
 fn descend(dir: &OwnedFd, slot: &mut Slot, depth: usize, chain: &Chain<'_>, shared: &Shared<'_>) {
     if let Slot::Dir(rel, name, found) = slot
-        && let Ok(sub) = crate::fs::walk::open_at(dir, name.as_os_str(), dir_flags())
+        && let Ok(sub) = open_at(dir, name.as_os_str(), dir_flags())
     {
         walk_dir(sub, rel, depth + 1, chain, shared, found);
     }
@@ -355,7 +355,7 @@ fn stream_dir<C: Consume>(
         ancestors: parent.ancestors,
     };
     if let Some((Slot::Dir(rel, name, _), inner)) = seek.and_then(|s| seek_slots(&mut slots, s))
-        && let Ok(sub) = crate::fs::walk::open_at(&dir, name.as_os_str(), dir_flags())
+        && let Ok(sub) = open_at(&dir, name.as_os_str(), dir_flags())
     {
         stream_dir(sub, &rel, depth + 1, &chain, shared, em, Some(inner));
         if em.done {
@@ -391,7 +391,7 @@ fn stream_dir<C: Consume>(
                     }
                 }
                 Slot::Dir(rel, name, _) => {
-                    if let Ok(sub) = crate::fs::walk::open_at(&dir, name.as_os_str(), dir_flags()) {
+                    if let Ok(sub) = open_at(&dir, name.as_os_str(), dir_flags()) {
                         stream_dir(sub, &rel, depth + 1, &chain, shared, em, None);
                     }
                 }
