@@ -159,6 +159,21 @@ const PATTERNS: &[&str] = &[
     "!k1",
     "/k/x",
     "k/**",
+    "**/*.pem",
+    "**/.env*",
+    "/**/k*",
+    "**/**/b",
+    "**/b/",
+    "**/a/**",
+    "*key*",
+    "k*.pem",
+    "*.pem.*",
+    "a b",
+    "b  ",
+    "*1",
+    "?1",
+    "/*.txt",
+    "**/x*/**",
 ];
 /// Names for the random paths.
 const NAMES: &[&str] = &[
@@ -185,6 +200,13 @@ const NAMES: &[&str] = &[
     "x",
     "\u{212a}1",
     "\u{212a}",
+    "key",
+    "monkey",
+    "k1.pem",
+    "x.pem.bak",
+    ".envrc",
+    "a b",
+    "b ",
 ];
 
 /// The walks' quick look decides exactly as the full rule set, on
