@@ -458,7 +458,14 @@ impl Hide {
     /// was not hidden) is hidden.
     pub fn hides(&self, rel: &str, is_dir: bool) -> bool {
         let quick = &self.rules.quick;
-        let Some((dir, name)) = rel.rsplit_once('/') else {
+        // Most calls are for a name (a listing's entries): a byte search
+        // finds no `/` in it faster than `rsplit_once`'s char searcher.
+        let split = rel
+            .as_bytes()
+            .iter()
+            .rposition(|&b| b == b'/')
+            .map(|i| (&rel[..i], &rel[i + 1..]));
+        let Some((dir, name)) = split else {
             if let Some(h) = quick.hides(&self.plan, || self.rules.hide_globs(), rel, is_dir) {
                 return h;
             }

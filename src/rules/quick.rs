@@ -65,7 +65,27 @@ pub enum Plan {
     Full,
     /// The name globs decide, except for an entry with one of these names
     /// (a path rule lacks just that component), which takes the full check.
-    Names(Vec<String>),
+    Names(Wanted),
+}
+
+/// The names that take the full check in a [`Plan::Names`] directory: the
+/// one component each of some path rules lacks, as (rule, component)
+/// indexes into [`Quick`]'s path rules, with a filter on their first byte
+/// and length so that most names are passed over without a comparison.
+#[derive(Debug, Clone, Default)]
+pub struct Wanted {
+    first: [u64; 4],
+    /// Bit `n` for a length `n` (the last bit for 63 and more).
+    lens: u64,
+    at: Vec<(u32, u32)>,
+}
+
+fn bit(set: &[u64; 4], b: u8) -> bool {
+    set[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+}
+
+fn len_bit(len: usize) -> u64 {
+    1 << len.min(63)
 }
 
 /// The shape of one `.gitignore` line.
@@ -201,23 +221,49 @@ impl Quick {
         if self.opaque {
             return Plan::Full;
         }
-        let mut wanted = Vec::new();
+        let mut wanted = Wanted::default();
         if self.paths.is_empty() {
             return Plan::Names(wanted);
         }
         if self.fold && !dir.is_ascii() {
             return Plan::Full;
         }
-        let comps: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
-        for rule in &self.paths {
-            let mut missing = rule.iter().filter(|r| !comps.iter().any(|c| self.eq(c, r)));
+        let has = |r: &str| dir.split('/').any(|c| self.eq(c, r));
+        for (i, rule) in self.paths.iter().enumerate() {
+            let mut missing = rule.iter().enumerate().filter(|(_, r)| !has(r));
             match (missing.next(), missing.next()) {
                 (None, _) => return Plan::Full,
-                (Some(one), None) => wanted.push(one.clone()),
+                (Some((j, one)), None) => {
+                    let b = self.key(one.as_bytes()[0]);
+                    wanted.first[usize::from(b >> 6)] |= 1 << (b & 63);
+                    wanted.lens |= len_bit(one.len());
+                    // Both below `MAX_RULES` and a pattern's length.
+                    wanted.at.push((i as u32, j as u32));
+                }
                 _ => {}
             }
         }
         Plan::Names(wanted)
+    }
+
+    fn key(&self, b: u8) -> u8 {
+        if self.fold { b.to_ascii_lowercase() } else { b }
+    }
+
+    /// Whether `name` is one of the names `w` sends to the full check.
+    fn wanted(&self, w: &Wanted, name: &str) -> bool {
+        let Some(&b) = name.as_bytes().first() else {
+            return false;
+        };
+        if w.lens & len_bit(name.len()) == 0 || !bit(&w.first, self.key(b)) {
+            return false;
+        }
+        w.at.iter().any(|&(i, j)| {
+            self.paths
+                .get(i as usize)
+                .and_then(|r| r.get(j as usize))
+                .is_none_or(|c| self.eq(c, name))
+        })
     }
 
     /// Whether the entry `name` of a directory with `plan` is hidden, when
@@ -237,7 +283,7 @@ impl Quick {
         if self.fold && !name.is_ascii() {
             return None;
         }
-        if wanted.iter().any(|w| self.eq(w, name)) {
+        if self.wanted(wanted, name) {
             return None;
         }
         if !self.any_positive {
