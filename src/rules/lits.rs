@@ -80,6 +80,10 @@ pub(super) struct LitSet {
     /// `heads[head_at[b]..head_at[b + 1]]`.
     heads: Vec<(Box<[u8]>, bool)>,
     head_at: Box<[u32; 257]>,
+    /// The first bytes of `heads` and the last bytes of `tails`, as bit
+    /// sets: most components are passed over on these two bits alone.
+    head_bytes: [u64; 4],
+    tail_bytes: [u64; 4],
     /// Literals that end a component and do not start one, ordered by
     /// their last byte, indexed as `heads`.
     tails: Vec<Box<[u8]>>,
@@ -126,6 +130,15 @@ impl LitSet {
         // Every text is non-empty (see `literal`).
         let head_at = index(&mut heads, |h| h.0[0]);
         let tail_at = index(&mut tails, |t| t[t.len() - 1]);
+        let bits = |keys: &mut dyn Iterator<Item = u8>| {
+            let mut set = [0u64; 4];
+            for b in keys {
+                set[usize::from(b >> 6)] |= 1 << (b & 63);
+            }
+            set
+        };
+        let head_bytes = bits(&mut heads.iter().map(|h| h.0[0]));
+        let tail_bytes = bits(&mut tails.iter().map(|t| t[t.len() - 1]));
         let inner = if inner.is_empty() {
             None
         } else {
@@ -142,6 +155,8 @@ impl LitSet {
             fold,
             heads,
             head_at,
+            head_bytes,
+            tail_bytes,
             tails,
             tail_at,
             inner,
@@ -171,7 +186,12 @@ impl LitSet {
         let (Some(&first), Some(&last)) = (c.first(), c.last()) else {
             return false;
         };
-        let k = self.key(first);
+        let (first, last) = (self.key(first), self.key(last));
+        let has = |set: &[u64; 4], b: usize| set[b >> 6] & (1 << (b & 63)) != 0;
+        if !has(&self.head_bytes, first) && !has(&self.tail_bytes, last) {
+            return false;
+        }
+        let k = first;
         let heads = &self.heads[self.head_at[k] as usize..self.head_at[k + 1] as usize];
         let fits =
             |lit: &[u8], whole: bool| c.len() == lit.len() || (!whole && c.len() > lit.len());
@@ -181,7 +201,7 @@ impl LitSet {
         {
             return true;
         }
-        let k = self.key(last);
+        let k = last;
         let tails = &self.tails[self.tail_at[k] as usize..self.tail_at[k + 1] as usize];
         tails
             .iter()

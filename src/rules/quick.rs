@@ -77,7 +77,8 @@ pub struct Wanted {
     first: [u64; 4],
     /// Bit `n` for a length `n` (the last bit for 63 and more).
     lens: u64,
-    at: Vec<(u32, u32)>,
+    /// (rule, component, the component's length).
+    at: Vec<(u32, u32, usize)>,
 }
 
 fn bit(set: &[u64; 4], b: u8) -> bool {
@@ -228,7 +229,8 @@ impl Quick {
         if self.fold && !dir.is_ascii() {
             return Plan::Full;
         }
-        let has = |r: &str| dir.split('/').any(|c| self.eq(c, r));
+        let comps: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
+        let has = |r: &str| comps.iter().any(|c| self.eq(c, r));
         for (i, rule) in self.paths.iter().enumerate() {
             let mut missing = rule.iter().enumerate().filter(|(_, r)| !has(r));
             match (missing.next(), missing.next()) {
@@ -238,7 +240,7 @@ impl Quick {
                     wanted.first[usize::from(b >> 6)] |= 1 << (b & 63);
                     wanted.lens |= len_bit(one.len());
                     // Both below `MAX_RULES` and a pattern's length.
-                    wanted.at.push((i as u32, j as u32));
+                    wanted.at.push((i as u32, j as u32, one.len()));
                 }
                 _ => {}
             }
@@ -258,11 +260,13 @@ impl Quick {
         if w.lens & len_bit(name.len()) == 0 || !bit(&w.first, self.key(b)) {
             return false;
         }
-        w.at.iter().any(|&(i, j)| {
-            self.paths
-                .get(i as usize)
-                .and_then(|r| r.get(j as usize))
-                .is_none_or(|c| self.eq(c, name))
+        w.at.iter().any(|&(i, j, len)| {
+            len == name.len()
+                && self
+                    .paths
+                    .get(i as usize)
+                    .and_then(|r| r.get(j as usize))
+                    .is_none_or(|c| self.eq(c, name))
         })
     }
 
