@@ -354,10 +354,14 @@ fn fast(
     let base = if local.is_empty() {
         root.clone()
     } else {
+        // `O_PATH`, as cap-std opens the walk's directories: a handle to
+        // resolve beneath, never read. The kernel's open of a directory
+        // for reading (permission hook, open and close notifications) cost
+        // more than the lookup itself.
         let fd = rustix::fs::openat2(
             &**root,
             local.as_str(),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
             ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
         )

@@ -18,6 +18,7 @@
 //! May touch: nothing (no I/O).
 
 pub mod config;
+mod lits;
 mod needles;
 mod quick;
 
@@ -107,29 +108,50 @@ struct Set {
     broken_covers: bool,
 }
 
-/// The globs of one set: parsed at startup, compiled (into one
-/// [`Gitignore`]) when a path first needs them, since a set of a few
+/// The globs of one set: checked at startup, parsed and compiled (into
+/// one [`Gitignore`]) when a path first needs them, since a set of a few
 /// dozen globs takes longer to compile than the process to start, and
 /// most paths never reach them (see `rules::needles`).
 #[derive(Debug, Default)]
 struct Globs {
-    parsed: Option<GitignoreBuilder>,
+    /// The `.gitignore` lines, in order (none: the set has no glob).
+    lines: Vec<String>,
+    fold: bool,
     /// `None` inside: they did not compile (only possible past
     /// [`EAGER_GLOB_BYTES`], where startup compiles and stops on it; kept
     /// as a fail-closed answer all the same).
     compiled: OnceLock<Option<Gitignore>>,
 }
 
+/// Whether `ignore` may refuse the line: only a class, braces or an escape
+/// can make a glob fail to parse (globset's parser has no other error), so
+/// only such a line is parsed at startup, the others when first needed.
+fn may_not_parse(line: &str) -> bool {
+    line.contains(['[', '{', '}', '\\'])
+}
+
 impl Globs {
     fn is_none(&self) -> bool {
-        self.parsed.is_none()
+        self.lines.is_empty()
+    }
+
+    /// Parses and compiles the lines.
+    fn build(&self) -> Result<Gitignore, ignore::Error> {
+        let mut b = GitignoreBuilder::new(".");
+        b.case_insensitive(self.fold)?;
+        for l in &self.lines {
+            b.add_line(None, l)?;
+        }
+        b.build()
     }
 
     /// The compiled globs (compiling them on first use); `Err` when they
     /// did not compile.
     fn get(&self) -> Option<Result<&Gitignore, ()>> {
-        let parsed = self.parsed.as_ref()?;
-        let compiled = self.compiled.get_or_init(|| match parsed.build() {
+        if self.is_none() {
+            return None;
+        }
+        let compiled = self.compiled.get_or_init(|| match self.build() {
             Ok(g) => Some(g),
             Err(e) => {
                 tracing::error!("path rules did not compile ({e}); failing closed");
@@ -246,7 +268,9 @@ impl Rules {
             case_insensitive: fold,
             ..Rules::default()
         };
-        let mut builders: [Option<GitignoreBuilder>; 4] = [None, None, None, None];
+        // Checks the lines that may not parse, naming the rule.
+        let mut check = GitignoreBuilder::new(".");
+        check.case_insensitive(fold).ok();
         let mut lines: [Vec<&str>; 4] = Default::default();
         for rule in &rules {
             let slot = match (rule.effect, rule.default) {
@@ -263,13 +287,11 @@ impl Rules {
             };
             match &rule.matcher {
                 Matcher::Glob(g) => {
-                    let b = builders[slot].get_or_insert_with(|| {
-                        let mut b = GitignoreBuilder::new(".");
-                        b.case_insensitive(fold).ok();
-                        b
-                    });
-                    b.add_line(None, g)
-                        .map_err(|e| format!("rule '{}': bad pattern '{g}': {e}", rule.id))?;
+                    if may_not_parse(g) {
+                        check
+                            .add_line(None, g)
+                            .map_err(|e| format!("rule '{}': bad pattern '{g}': {e}", rule.id))?;
+                    }
                     lines[slot].push(g);
                 }
                 Matcher::All => set.others.insert(0, Matcher::All),
@@ -279,7 +301,7 @@ impl Rules {
                 other => set.others.push(other.clone()),
             }
         }
-        for (slot, b) in builders.into_iter().enumerate() {
+        for (slot, lines) in lines.into_iter().enumerate() {
             let set = match slot {
                 0 => &mut out.hide,
                 1 => &mut out.read_only_own,
@@ -287,13 +309,16 @@ impl Rules {
                 _ => &mut out.exempt,
             };
             set.broken_covers = slot != 3;
-            let Some(b) = b else { continue };
-            if lines[slot].iter().map(|l| l.len()).sum::<usize>() > EAGER_GLOB_BYTES {
-                let g = b.build().map_err(|e| format!("bad pattern: {e}"))?;
+            if lines.is_empty() {
+                continue;
+            }
+            set.needles = Needles::new(lines.iter().copied(), fold);
+            set.globs.fold = fold;
+            set.globs.lines = lines.iter().map(|&l| l.to_owned()).collect();
+            if lines.iter().map(|l| l.len()).sum::<usize>() > EAGER_GLOB_BYTES {
+                let g = set.globs.build().map_err(|e| format!("bad pattern: {e}"))?;
                 set.globs.compiled.set(Some(g)).ok();
             }
-            set.globs.parsed = Some(b);
-            set.needles = Needles::new(lines[slot].iter().copied(), fold);
         }
         out.quick = Quick::new(
             rules
@@ -433,7 +458,14 @@ impl Hide {
     /// was not hidden) is hidden.
     pub fn hides(&self, rel: &str, is_dir: bool) -> bool {
         let quick = &self.rules.quick;
-        let Some((dir, name)) = rel.rsplit_once('/') else {
+        // Most calls are for a name (a listing's entries): a byte search
+        // finds no `/` in it faster than `rsplit_once`'s char searcher.
+        let split = rel
+            .as_bytes()
+            .iter()
+            .rposition(|&b| b == b'/')
+            .map(|i| (&rel[..i], &rel[i + 1..]));
+        let Some((dir, name)) = split else {
             if let Some(h) = quick.hides(&self.plan, || self.rules.hide_globs(), rel, is_dir) {
                 return h;
             }

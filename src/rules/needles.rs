@@ -2,14 +2,14 @@
 //! path, from the literals its globs need, before any glob runs.
 //!
 //! Owns: for one set of `.gitignore` lines, one literal per positive line
-//! (the longest run of literal characters between `/`, `*`, `?` and
-//! whitespace: `.env` of `.env.*`, `secrets` of `/secrets/**`). A glob's
-//! literal characters match themselves, so every path a line matches holds
-//! that run, and so does every longer path it is a prefix of. A path that
-//! holds none of a set's literals, searched in one pass (Aho-Corasick), is
-//! matched by none of its positive lines, at any prefix: the set does not
-//! cover it (the last matching line decides, and only a positive line
-//! hides or protects), and no glob runs.
+//! and its place in a component (see `rules::lits`: `.env` a whole
+//! component, `.pem` of `*.pem` the end of one, `secrets` of `/secrets/**`
+//! a whole one). Every path a line matches holds its literal there, and so
+//! does every longer path it is a prefix of. A path none of whose
+//! components holds one of a set's literals is matched by none of its
+//! positive lines, at any prefix: the set does not cover it (the last
+//! matching line decides, and only a positive line hides or protects), and
+//! no glob runs.
 //!
 //! Lines that are not analysed make every path take the globs: a class or
 //! an escape (`[pP]`, `\!`), alternatives (`{a,b}`), a line without a
@@ -19,7 +19,7 @@
 //! compare this look with the globs on random rule sets and paths.
 //! May touch: nothing (no I/O).
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind};
+use super::lits::{Lit, LitSet, literal};
 
 /// What a path needs for some positive line of a set to match it.
 #[derive(Debug, Clone, Default)]
@@ -29,26 +29,27 @@ pub(super) enum Needles {
     Never,
     /// Some line is not analysed: every path takes the globs.
     Always,
-    /// One of these literals.
-    Any { ac: AhoCorasick, fold: bool },
+    /// One of these literals, at its place.
+    Any(LitSet),
 }
 
 /// The literal a positive `.gitignore` line needs in every path it matches;
 /// `Ok(None)` for a line that matches nothing (a `!` line, an empty one);
 /// `Err(())` when the line is not analysed.
-fn needle(line: &str, fold: bool) -> Result<Option<&str>, ()> {
+fn needle(line: &str, fold: bool) -> Result<Option<Lit>, ()> {
     if line.contains(['\\', '[', '{']) || line.starts_with('#') || (fold && !line.is_ascii()) {
         return Err(());
     }
     if line.starts_with('!') {
         return Ok(None);
     }
-    let best = line
-        .split(|c: char| c == '/' || c == '*' || c == '?' || c.is_whitespace())
-        .filter(|p| !p.is_empty() && *p != "." && *p != "..")
-        .max_by_key(|p| p.len());
-    match best {
-        Some(p) => Ok(Some(p)),
+    // What `ignore`'s builder strips before globbing (without escapes,
+    // every trailing space).
+    let body = line.trim_end_matches(' ');
+    let body = body.strip_prefix('/').unwrap_or(body);
+    let body = body.strip_suffix('/').unwrap_or(body);
+    match literal(body) {
+        Some(l) => Ok(Some(l)),
         // A positive line without a literal (`*`, `/`, ` `): it may match
         // anything, or nothing; either way the globs decide.
         None => Err(()),
@@ -58,7 +59,7 @@ fn needle(line: &str, fold: bool) -> Result<Option<&str>, ()> {
 impl Needles {
     /// The look for the `.gitignore` lines `lines`.
     pub(super) fn new<'a>(lines: impl Iterator<Item = &'a str>, fold: bool) -> Self {
-        let mut found: Vec<&str> = Vec::new();
+        let mut found: Vec<Lit> = Vec::new();
         for line in lines {
             match needle(line, fold) {
                 Err(()) => return Needles::Always,
@@ -73,16 +74,10 @@ impl Needles {
         if found.is_empty() {
             return Needles::Never;
         }
-        // A contiguous NFA builds in a fraction of a DFA's time (startup
-        // with 50 globs) and searches a path of a few dozen bytes about as
-        // fast. A set that does not build leaves every path to the globs.
-        match AhoCorasickBuilder::new()
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .ascii_case_insensitive(fold)
-            .build(&found)
-        {
-            Ok(ac) => Needles::Any { ac, fold },
-            Err(_) => Needles::Always,
+        // A set that does not build leaves every path to the globs.
+        match LitSet::new(&found, fold) {
+            Ok(s) => Needles::Any(s),
+            Err(()) => Needles::Always,
         }
     }
 
@@ -91,7 +86,7 @@ impl Needles {
         match self {
             Needles::Never => false,
             Needles::Always => true,
-            Needles::Any { ac, fold } => (*fold && !path.is_ascii()) || ac.is_match(path),
+            Needles::Any(s) => (s.fold() && !path.is_ascii()) || s.in_path(path),
         }
     }
 }
@@ -102,14 +97,18 @@ mod tests {
 
     #[test]
     fn literals() {
-        assert_eq!(needle(".env", false), Ok(Some(".env")));
-        assert_eq!(needle(".env.*", false), Ok(Some(".env.")));
-        assert_eq!(needle("*.pem", false), Ok(Some(".pem")));
-        assert_eq!(needle("/secrets", false), Ok(Some("secrets")));
-        assert_eq!(needle("config/prod/**", false), Ok(Some("config")));
-        assert_eq!(needle("**/private/**", false), Ok(Some("private")));
-        assert_eq!(needle("./a", false), Ok(Some("a")));
-        assert_eq!(needle("a\t", false), Ok(Some("a")));
+        let text = |l: &str, fold| needle(l, fold).map(|n| n.map(|n| n.text));
+        let some = |t: &str| Ok(Some(t.to_owned()));
+        assert_eq!(text(".env", false), some(".env"));
+        assert_eq!(text(".env.*", false), some(".env."));
+        assert_eq!(text("*.pem", false), some(".pem"));
+        assert_eq!(text("/secrets", false), some("secrets"));
+        assert_eq!(text("/secrets/", false), some("secrets"));
+        assert_eq!(text("config/prod/**", false), some("config"));
+        assert_eq!(text("**/private/**", false), some("private"));
+        assert_eq!(text("./a", false), some("a"));
+        assert_eq!(text("a\t", false), some("a"));
+        assert_eq!(text("a  ", false), some("a"));
         assert_eq!(needle("!.env.example", false), Ok(None));
         assert_eq!(needle("*", false), Err(()));
         assert_eq!(needle("**/*", false), Err(()));
@@ -117,9 +116,10 @@ mod tests {
         assert_eq!(needle("\\!a", false), Err(()));
         assert_eq!(needle("{a,b}", false), Err(()));
         assert_eq!(needle("é", true), Err(()));
-        assert_eq!(needle("é", false), Ok(Some("é")));
+        assert_eq!(text("é", false), some("é"));
         let n = Needles::new([".env", "!x", "*.pem"].into_iter(), false);
         assert!(n.may_match("a/.env") && n.may_match("k.pem/x") && !n.may_match("a/b"));
+        assert!(!n.may_match("a/.envrc") && !n.may_match("k.pem.x"));
         assert!(!n.may_match("A/.ENV"));
         let f = Needles::new([".env"].into_iter(), true);
         assert!(f.may_match("A/.ENV") && f.may_match("é") && !f.may_match("a"));

@@ -22,9 +22,12 @@
 //! ending in it, and a path glob can match a bare name only if every one of
 //! its literal components is that name, so an entry with that name takes
 //! the full check (as a rule lacking one component asks anyway). And a name
-//! that holds none of the literals the positive name globs need (`.pem`,
-//! `node_modules`) is not hidden without running any glob. Anything else
-//! is left to the full rule set ([`super::Rules::hides_entry`]).
+//! that does not hold, at its place, the literal some positive name glob
+//! needs (`.pem` at its end, `node_modules` whole: see `rules::lits`) is
+//! not hidden without running any glob. A leading `**/` matches at any
+//! depth, as a line without a `/` does: `**/*.pem` is the name glob
+//! `*.pem`. Anything else is left to the full rule set
+//! ([`super::Rules::hides_entry`]).
 //!
 //! Where names fold case, a name or component that is not ASCII always
 //! takes the full check (Unicode case folding could match it to an ASCII
@@ -32,13 +35,11 @@
 //! random rules and paths.
 //! May touch: nothing (no I/O).
 
-use std::sync::OnceLock;
-
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind};
 use ignore::Match;
 use ignore::gitignore::Gitignore;
 
 use super::Matcher;
+use super::lits::{Lit, LitSet, literal};
 
 /// The summary of one root's hide rules.
 #[derive(Debug, Default)]
@@ -47,15 +48,10 @@ pub(super) struct Quick {
     opaque: bool,
     /// Whether some name glob hides (is not a `!` pattern).
     any_positive: bool,
-    /// A literal that each positive name glob needs in the name; `None`
-    /// when one needs none (`*`), and then every name is matched.
-    needles: Option<Vec<String>>,
-    /// The needles' automaton, built by the first walk that asks: a DFA
-    /// (a few hundred microseconds to build for 50 globs, so not at
-    /// startup) looks at a name several times faster than an NFA, and a
-    /// walk looks at thousands. `None` inside: it did not build, and every
-    /// name is matched.
-    searcher: OnceLock<Option<AhoCorasick>>,
+    /// The literals the positive name globs need in the name, each at its
+    /// place; `None` when one needs none (`*`) or they did not build, and
+    /// then every name is matched.
+    needles: Option<LitSet>,
     /// The literal components of each path rule (at least one each).
     paths: Vec<Vec<String>>,
     /// Whether names are compared without regard to ASCII case.
@@ -69,17 +65,35 @@ pub enum Plan {
     Full,
     /// The name globs decide, except for an entry with one of these names
     /// (a path rule lacks just that component), which takes the full check.
-    Names(Vec<String>),
+    Names(Wanted),
+}
+
+/// The names that take the full check in a [`Plan::Names`] directory: the
+/// one component each of some path rules lacks, as (rule, component)
+/// indexes into [`Quick`]'s path rules, with a filter on their first byte
+/// and length so that most names are passed over without a comparison.
+#[derive(Debug, Clone, Default)]
+pub struct Wanted {
+    first: [u64; 4],
+    /// Bit `n` for a length `n` (the last bit for 63 and more).
+    lens: u64,
+    /// (rule, component, the component's length).
+    at: Vec<(u32, u32, usize)>,
+}
+
+fn bit(set: &[u64; 4], b: u8) -> bool {
+    set[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+}
+
+fn len_bit(len: usize) -> u64 {
+    1 << len.min(63)
 }
 
 /// The shape of one `.gitignore` line.
 #[derive(Debug, PartialEq)]
 enum Shape {
     Opaque,
-    Name {
-        positive: bool,
-        needle: Option<String>,
-    },
+    Name { positive: bool, needle: Option<Lit> },
     Path(Vec<String>),
 }
 
@@ -108,17 +122,20 @@ fn shape(line: &str, fold: bool) -> Shape {
     if let Some(rest) = s.strip_suffix('/') {
         s = rest;
     }
+    // `**/x` (rooted or not) matches `x` at any depth, as `x` does.
+    let mut anywhere = !absolute;
+    while let Some(rest) = s.strip_prefix("**/") {
+        s = rest;
+        anywhere = true;
+    }
     if s.is_empty() {
         return Shape::Opaque;
     }
-    if !absolute && !s.contains('/') {
+    if anywhere && !s.contains('/') {
         let needle = if s.contains('{') || (fold && !s.is_ascii()) {
             None
         } else {
-            s.split(['*', '?'])
-                .max_by_key(|p| p.len())
-                .filter(|p| !p.is_empty())
-                .map(str::to_owned)
+            literal(s)
         };
         return Shape::Name { positive, needle };
     }
@@ -152,7 +169,7 @@ impl Quick {
             fold,
             ..Quick::default()
         };
-        let mut needles: Option<Vec<String>> = Some(Vec::new());
+        let mut needles: Option<Vec<Lit>> = Some(Vec::new());
         for m in hide {
             match m {
                 Matcher::Glob(g) => match shape(g, fold) {
@@ -185,25 +202,10 @@ impl Quick {
             }
         }
         if q.any_positive {
-            q.needles = needles;
+            // A set that does not build leaves every name to the globs.
+            q.needles = needles.and_then(|n| LitSet::new(&n, fold).ok());
         }
         q
-    }
-
-    /// The needles' automaton (built on first use); `None` when every name
-    /// must be matched.
-    fn searcher(&self) -> Option<&AhoCorasick> {
-        let needles = self.needles.as_ref()?;
-        self.searcher
-            .get_or_init(|| {
-                // A set that does not build leaves every name to the globs.
-                AhoCorasickBuilder::new()
-                    .kind(Some(AhoCorasickKind::DFA))
-                    .ascii_case_insensitive(self.fold)
-                    .build(needles)
-                    .ok()
-            })
-            .as_ref()
     }
 
     fn eq(&self, a: &str, b: &str) -> bool {
@@ -220,7 +222,7 @@ impl Quick {
         if self.opaque {
             return Plan::Full;
         }
-        let mut wanted = Vec::new();
+        let mut wanted = Wanted::default();
         if self.paths.is_empty() {
             return Plan::Names(wanted);
         }
@@ -228,15 +230,44 @@ impl Quick {
             return Plan::Full;
         }
         let comps: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
-        for rule in &self.paths {
-            let mut missing = rule.iter().filter(|r| !comps.iter().any(|c| self.eq(c, r)));
+        let has = |r: &str| comps.iter().any(|c| self.eq(c, r));
+        for (i, rule) in self.paths.iter().enumerate() {
+            let mut missing = rule.iter().enumerate().filter(|(_, r)| !has(r));
             match (missing.next(), missing.next()) {
                 (None, _) => return Plan::Full,
-                (Some(one), None) => wanted.push(one.clone()),
+                (Some((j, one)), None) => {
+                    let b = self.key(one.as_bytes()[0]);
+                    wanted.first[usize::from(b >> 6)] |= 1 << (b & 63);
+                    wanted.lens |= len_bit(one.len());
+                    // Both below `MAX_RULES` and a pattern's length.
+                    wanted.at.push((i as u32, j as u32, one.len()));
+                }
                 _ => {}
             }
         }
         Plan::Names(wanted)
+    }
+
+    fn key(&self, b: u8) -> u8 {
+        if self.fold { b.to_ascii_lowercase() } else { b }
+    }
+
+    /// Whether `name` is one of the names `w` sends to the full check.
+    fn wanted(&self, w: &Wanted, name: &str) -> bool {
+        let Some(&b) = name.as_bytes().first() else {
+            return false;
+        };
+        if w.lens & len_bit(name.len()) == 0 || !bit(&w.first, self.key(b)) {
+            return false;
+        }
+        w.at.iter().any(|&(i, j, len)| {
+            len == name.len()
+                && self
+                    .paths
+                    .get(i as usize)
+                    .and_then(|r| r.get(j as usize))
+                    .is_none_or(|c| self.eq(c, name))
+        })
     }
 
     /// Whether the entry `name` of a directory with `plan` is hidden, when
@@ -256,14 +287,14 @@ impl Quick {
         if self.fold && !name.is_ascii() {
             return None;
         }
-        if wanted.iter().any(|w| self.eq(w, name)) {
+        if self.wanted(wanted, name) {
             return None;
         }
         if !self.any_positive {
             return Some(false);
         }
-        if let Some(ac) = self.searcher()
-            && !ac.is_match(name)
+        if let Some(n) = &self.needles
+            && !n.in_name(name)
         {
             return Some(false);
         }
@@ -278,34 +309,48 @@ mod tests {
 
     #[test]
     fn shapes() {
-        let name = |positive, needle: Option<&str>| Shape::Name {
+        let name = |positive, needle: &str, head, tail| Shape::Name {
             positive,
-            needle: needle.map(str::to_owned),
+            needle: Some(Lit {
+                text: needle.to_owned(),
+                head,
+                tail,
+            }),
+        };
+        let any = |positive| Shape::Name {
+            positive,
+            needle: None,
         };
         let path = |c: &[&str]| Shape::Path(c.iter().map(|s| (*s).to_owned()).collect());
-        assert_eq!(shape(".env", false), name(true, Some(".env")));
+        assert_eq!(shape(".env", false), name(true, ".env", true, true));
         assert_eq!(
             shape("!.env.example", false),
-            name(false, Some(".env.example"))
+            name(false, ".env.example", true, true)
         );
-        assert_eq!(shape("*.pem", false), name(true, Some(".pem")));
-        assert_eq!(shape("id_rsa*", false), name(true, Some("id_rsa")));
+        assert_eq!(shape("*.pem", false), name(true, ".pem", false, true));
+        assert_eq!(shape("**/*.pem", false), name(true, ".pem", false, true));
+        assert_eq!(shape("/**/.env*", false), name(true, ".env", true, false));
+        assert_eq!(shape("**/**/k", false), name(true, "k", true, true));
+        assert_eq!(shape("id_rsa*", false), name(true, "id_rsa", true, false));
         assert_eq!(
             shape("node_modules/", false),
-            name(true, Some("node_modules"))
+            name(true, "node_modules", true, true)
         );
-        assert_eq!(shape("*", false), name(true, None));
-        assert_eq!(shape("{a,b}", false), name(true, None));
+        assert_eq!(shape("*", false), any(true));
+        assert_eq!(shape("**/*", false), any(true));
+        assert_eq!(shape("{a,b}", false), any(true));
         assert_eq!(shape("/secrets", false), path(&["secrets"]));
         assert_eq!(shape("config/prod/**", false), path(&["config", "prod"]));
         assert_eq!(shape("**/private/**", false), path(&["private"]));
+        assert_eq!(shape("**/a/b", false), path(&["a", "b"]));
         assert_eq!(shape("a/a/*.x", false), path(&["a"]));
-        assert_eq!(shape("**/*", false), Shape::Opaque);
         assert_eq!(shape("/*", false), Shape::Opaque);
+        assert_eq!(shape("**/", false), any(true));
+        assert_eq!(shape("/**/", false), Shape::Opaque);
         assert_eq!(shape("*.[pP]em", false), Shape::Opaque);
         assert_eq!(shape("\\!x", false), Shape::Opaque);
         assert_eq!(shape("{a/b,c}/d", false), Shape::Opaque);
         assert_eq!(shape("/é", true), Shape::Opaque);
-        assert_eq!(shape("é", true), name(true, None));
+        assert_eq!(shape("é", true), any(true));
     }
 }

@@ -159,6 +159,21 @@ const PATTERNS: &[&str] = &[
     "!k1",
     "/k/x",
     "k/**",
+    "**/*.pem",
+    "**/.env*",
+    "/**/k*",
+    "**/**/b",
+    "**/b/",
+    "**/a/**",
+    "*key*",
+    "k*.pem",
+    "*.pem.*",
+    "a b",
+    "b  ",
+    "*1",
+    "?1",
+    "/*.txt",
+    "**/x*/**",
 ];
 /// Names for the random paths.
 const NAMES: &[&str] = &[
@@ -185,6 +200,13 @@ const NAMES: &[&str] = &[
     "x",
     "\u{212a}1",
     "\u{212a}",
+    "key",
+    "monkey",
+    "k1.pem",
+    "x.pem.bak",
+    ".envrc",
+    "a b",
+    "b ",
 ];
 
 /// The walks' quick look decides exactly as the full rule set, on
@@ -345,4 +367,19 @@ fn big_sets_compile_at_startup() {
         .collect();
     let big = Rules::new(many).unwrap();
     assert!(matches!(big.hide.globs.compiled.get(), Some(Some(_))));
+}
+
+/// Only a line with a class, braces or an escape can fail to parse, so
+/// only such a line is parsed at startup: a bad one still stops it,
+/// naming the rule; the others parse when first needed.
+#[test]
+fn lines_that_may_not_parse_are_parsed_at_startup() {
+    for bad in ["*.[z-a]", "{a,b", "a}", "x\\"] {
+        let e = Rules::new(vec![rule(bad, Effect::Hidden)]).unwrap_err();
+        assert!(e.contains(&format!("rule '{bad}'")), "{bad}: {e}");
+    }
+    let r = Rules::new(vec![rule("**/a**b?/c*", Effect::Hidden)]).unwrap();
+    assert!(r.hide.globs.compiled.get().is_none());
+    assert_eq!(r.effect("x/aZZb1/cd", Some(false)), Effect::Hidden);
+    assert!(matches!(r.hide.globs.compiled.get(), Some(Some(_))));
 }
