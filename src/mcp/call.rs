@@ -314,7 +314,7 @@ fn rand_u64() -> u64 {
 /// an unknown tool (JSON-RPC `-32602`).
 fn not_found(name: &str) -> ErrorData {
     tracing::debug!(tool = name, "refused a call to a tool that is not enabled");
-    ErrorData::invalid_params(format!("Tool {name} not found"), None)
+    super::rpc_error::unknown_tool(name)
 }
 
 /// One call, from its request to its reply.

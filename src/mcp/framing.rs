@@ -5,7 +5,9 @@
 //! tuls reads (`not_a_message`).
 //! May touch: nothing (it reads only what it is given).
 
-use rmcp::model::{ErrorCode, ErrorData, RequestId};
+use rmcp::model::{ErrorData, RequestId};
+
+use super::rpc_error;
 
 /// How many bytes of an oversized line are kept to look for its id.
 const ID_PREFIX: usize = 4096;
@@ -266,21 +268,11 @@ pub(crate) fn not_a_message(
         // a client waiting on that id is not left waiting.
         let id = top_level_id(bytes);
         tracing::warn!(error = %e, "a request line nests too deep; answered with an error");
-        let error = ErrorData::new(
-            ErrorCode::INVALID_REQUEST,
-            "Invalid Request: the message nests deeper than 128 levels",
-            None,
-        );
-        return Some((id, error));
+        return Some((id, rpc_error::too_deep()));
     }
     if !matches!(e.classify(), Category::Data) {
         tracing::warn!(error = %e, "a request line is not valid JSON; answered with a parse error");
-        let error = ErrorData::new(
-            ErrorCode::PARSE_ERROR,
-            format!("Parse error: the line is not valid JSON ({e})"),
-            None,
-        );
-        return Some((None, error));
+        return Some((None, rpc_error::parse_error(e)));
     }
     #[derive(serde::Deserialize)]
     struct Shape {
@@ -293,14 +285,7 @@ pub(crate) fn not_a_message(
         #[serde(default)]
         error: Option<serde::de::IgnoredAny>,
     }
-    let invalid = |id| {
-        let error = ErrorData::new(
-            ErrorCode::INVALID_REQUEST,
-            "Invalid Request: the line is JSON but not a JSON-RPC 2.0 message that this server accepts",
-            None,
-        );
-        Some((id, error))
-    };
+    let invalid = |id| Some((id, rpc_error::not_a_message()));
     let is_object = bytes.trim_ascii_start().first() == Some(&b'{');
     let Some(shape) = is_object
         .then(|| serde_json::from_slice::<Shape>(bytes).ok())

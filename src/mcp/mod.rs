@@ -6,7 +6,8 @@
 //! ([`call`]), with the session's lifecycle it answers calls by
 //! ([`session`]); the rmcp server handler for the other requests and the
 //! run of one call ([`server`]); the mapping of tool results and errors to
-//! MCP replies ([`reply`]); client roots ([`roots`]); reply back-pressure
+//! MCP replies ([`reply`]) and the JSON-RPC errors tuls composes itself
+//! ([`rpc_error`]); client roots ([`roots`]); reply back-pressure
 //! ([`flow`]); the filesystem workers ([`workers`]); and what the
 //! 2026-07-28 era adds to rmcp's shaping ([`era`]).
 //!
@@ -23,6 +24,7 @@ pub mod framing;
 pub mod out;
 pub mod reply;
 pub mod roots;
+pub mod rpc_error;
 pub mod server;
 pub mod session;
 pub mod stdio;

@@ -403,11 +403,7 @@ impl ServerHandler for Server {
         request: rmcp::model::CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
-        Err(McpError::new(
-            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {}", request.method),
-            None,
-        ))
+        Err(super::rpc_error::method_not_found(&request.method))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -75,25 +75,13 @@ impl Default for Lifecycle {
     }
 }
 
-/// rmcp's refusal of a request whose `_meta` lacks what its lifecycle
-/// needs.
-fn missing_meta(missing: &[&str]) -> ErrorData {
-    ErrorData::invalid_params(
-        format!(
-            "request _meta is missing or has malformed required fields: {}",
-            missing.join(", ")
-        ),
-        None,
-    )
-}
-
 /// The protocol version `meta` names, when it carries everything a request
 /// that opens the inline lifecycle needs; else rmcp's refusal.
 fn inline_version(meta: &RequestMetaObject) -> Result<ProtocolVersion, ErrorData> {
     let missing = meta.missing_required_keys(&ProtocolVersion::V_2026_07_28);
     match meta.protocol_version() {
         Some(v) if missing.is_empty() => Ok(v),
-        _ => Err(missing_meta(&missing)),
+        _ => Err(super::rpc_error::missing_meta(&missing)),
     }
 }
 
@@ -177,7 +165,7 @@ impl Lifecycle {
         if *phase == Phase::Pre {
             let v = inline_version(meta)?;
             if !supported.contains(&v) {
-                return Err(ErrorData::unsupported_protocol_version(v, supported));
+                return Err(super::rpc_error::unsupported_version(v, supported));
             }
             *phase = Phase::Inline;
             opened = true;
@@ -186,16 +174,13 @@ impl Lifecycle {
         if let Some(v) = &requested
             && !supported.contains(v)
         {
-            return Err(ErrorData::unsupported_protocol_version(
-                v.clone(),
-                supported,
-            ));
+            return Err(super::rpc_error::unsupported_version(v.clone(), supported));
         }
         let needs_meta = *phase == Phase::Inline || era::is_modern(requested.as_ref());
         if needs_meta {
             let missing = meta.missing_required_keys(&ProtocolVersion::V_2026_07_28);
             if !missing.is_empty() {
-                return Err(missing_meta(&missing));
+                return Err(super::rpc_error::missing_meta(&missing));
             }
         }
         let version = requested.or_else(|| match &*phase {

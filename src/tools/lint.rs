@@ -23,7 +23,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
 ];
 
 /// Every `.rs` file under `dir`, depth first.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     for entry in entries {
         let path = entry.expect("a directory entry").path();
@@ -37,7 +37,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The lines of `text` that name `what` outside a `//` comment, numbered
 /// from 1.
-fn offending(text: &str, what: &str) -> Vec<usize> {
+pub(crate) fn offending(text: &str, what: &str) -> Vec<usize> {
     let mut found = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let code = line.split("//").next().unwrap_or_default();

@@ -31,7 +31,7 @@ pub mod directory_tree;
 pub mod edit_file;
 pub mod get_file_info;
 #[cfg(test)]
-mod lint;
+pub(crate) mod lint;
 pub mod list_allowed_directories;
 pub mod list_directory;
 pub mod list_directory_with_sizes;

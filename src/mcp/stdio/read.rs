@@ -11,7 +11,7 @@
 //! May touch: stdin, and the writer's queue for its error replies.
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{ClientRequest, ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use std::sync::Arc;
 
@@ -22,14 +22,10 @@ use crate::mcp::framing::{
     Line, LineReader, is_unechoable_id, not_a_message, parse_cost, raw_id, top_level_id,
 };
 use crate::mcp::out::Out;
+use crate::mcp::rpc_error;
 
 /// Sees each incoming message in wire order, before the service does.
 type Observer = Box<dyn Fn(&RxJsonRpcMessage<RoleServer>) + Send + Sync>;
-
-/// The JSON-RPC error code (implementation-defined server error) of a
-/// request refused because every call slot is held by calls waiting for
-/// the client.
-const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
 
 /// A line whose parse takes at most this much reserves nothing (the calls
 /// in flight hold at most 64 of them, 4 MiB), so the common small request
@@ -175,15 +171,7 @@ impl Reader {
                         max = self.max,
                         "discarded a request line longer than --max-request-bytes"
                     );
-                    let error = ErrorData::new(
-                        ErrorCode::INVALID_REQUEST,
-                        format!(
-                            "Request too large: the line exceeds {} bytes (--max-request-bytes); it was discarded",
-                            self.max
-                        ),
-                        None,
-                    );
-                    self.reply_error(top_level_id(&prefix), error);
+                    self.reply_error(top_level_id(&prefix), rpc_error::oversized(self.max));
                 }
             }
         }
@@ -210,16 +198,7 @@ impl Reader {
                 budget,
                 "refused a request line that would cost more than the reply budget to parse"
             );
-            let error = ErrorData::new(
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "Request too costly to parse: its {} bytes would take about {} MiB of memory, more than the {} MiB reply budget (--max-pending-reply-bytes); send fewer JSON values in one request",
-                    line.len(),
-                    cost >> 20,
-                    budget >> 20
-                ),
-                None,
-            );
+            let error = rpc_error::too_costly(line.len(), cost, budget);
             self.reply_error(top_level_id(line), error);
             return None;
         }
@@ -230,11 +209,7 @@ impl Reader {
     /// ([`is_unechoable_id`]); the error carries the id exactly as sent.
     fn refuse_id(&self, raw: &[u8]) {
         tracing::warn!("refused a request whose id is a number tuls cannot echo as written");
-        let error = ErrorData::new(
-            ErrorCode::INVALID_REQUEST,
-            "Invalid Request: a numeric id must be an integer written plainly (no fraction, exponent, leading zero or -0), so that the reply can carry it as sent",
-            None,
-        );
+        let error = rpc_error::unechoable_id();
         let id = String::from_utf8_lossy(raw).into_owned();
         if let Some(tx) = self.replies.upgrade() {
             let _ = tx.blocking_send(Out::RawIdError(id, error));
@@ -245,12 +220,7 @@ impl Reader {
     /// version it negotiated.
     fn refuse_second_initialize(&self, id: RequestId) {
         tracing::warn!(%id, "refused a second initialize");
-        let error = ErrorData::new(
-            ErrorCode::INVALID_REQUEST,
-            "Invalid Request: this session is already initialized; a second initialize is refused (the session keeps the protocol version it negotiated). Start a new session to negotiate again",
-            None,
-        );
-        self.reply_error(Some(id), error);
+        self.reply_error(Some(id), rpc_error::second_initialize());
     }
 
     /// Refuses a request read while every call slot is held and calls wait
@@ -260,14 +230,7 @@ impl Reader {
             %id,
             "refused a request: every call slot is held by calls waiting for the client's roots/list answer"
         );
-        let error = ErrorData::new(
-            SERVER_BUSY,
-            format!(
-                "Server busy: all {MAX_CALLS_IN_FLIGHT} call slots are held by calls waiting for the client's roots/list answer; this request was not run. Send it again once roots/list is answered"
-            ),
-            None,
-        );
-        self.reply_error(Some(id), error);
+        self.reply_error(Some(id), rpc_error::busy(MAX_CALLS_IN_FLIGHT));
     }
 
     /// Queues a reply to a line the service never sees.
