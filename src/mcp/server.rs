@@ -4,9 +4,9 @@
 //!
 //! Owns: the rmcp `ServerHandler` (it has no `call_tool`: every
 //! `tools/call` is the call lifecycle's, [`super::call`]), what a call needs
-//! before it runs ([`Server::admit`]: pending client roots,
+//! before it runs (`Server::admit`: pending client roots,
 //! [`super::roots`], and its reply budget, [`super::flow`]), and running it
-//! ([`Server::execute`], on a filesystem worker, [`super::workers`]):
+//! (`Server::execute`, on a filesystem worker, [`super::workers`]):
 //! against one snapshot of the roots, taken when it starts, with the audit
 //! record and the journal's refusals; a panic inside a tool becomes an
 //! `isError` result for that call only.
