@@ -17,6 +17,7 @@
 //! [`cli`] and [`run`] (startup), [`log`] (the one log format), [`audit`]
 //! (the audit log), [`journal`] (the undo journal).
 #![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
 
 #[cfg(windows)]
 compile_error!(

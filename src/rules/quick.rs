@@ -60,7 +60,7 @@ pub(super) struct Quick {
 
 /// What the entries of one directory need.
 #[derive(Debug, Clone)]
-pub enum Plan {
+pub(super) enum Plan {
     /// Every entry takes the full check.
     Full,
     /// The name globs decide, except for an entry with one of these names
@@ -73,7 +73,7 @@ pub enum Plan {
 /// indexes into [`Quick`]'s path rules, with a filter on their first byte
 /// and length so that most names are passed over without a comparison.
 #[derive(Debug, Clone, Default)]
-pub struct Wanted {
+pub(super) struct Wanted {
     first: [u64; 4],
     /// Bit `n` for a length `n` (the last bit for 63 and more).
     lens: u64,

@@ -17,29 +17,43 @@ use crate::limits::{
 /// One replacement: the unique `old_text` becomes `new_text`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Edit<'a> {
+    /// The text to find: it must occur exactly once.
     pub old_text: &'a str,
+    /// What replaces it.
     pub new_text: &'a str,
 }
 
 /// Why an edit was refused; `index` is the 0-based position in the batch.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
+    /// `oldText` is empty.
     #[error("edit {index}: oldText is empty; give the exact text to replace")]
-    EmptyOldText { index: usize },
+    EmptyOldText {
+        /// The edit's position in the batch.
+        index: usize,
+    },
     /// `hint` says what would have matched, when something close does.
     #[error(
         "edit {index}: oldText not found (0 matches). Matching is exact: whitespace, indentation and line endings (\\n vs \\r\\n) must match the file as it stands after the earlier edits{}",
         hint_text(.hint)
     )]
-    NotFound { index: usize, hint: Option<Hint> },
+    NotFound {
+        /// The edit's position in the batch.
+        index: usize,
+        /// What would have matched.
+        hint: Option<Hint>,
+    },
     /// `lines` holds the 1-based line numbers of the first (up to 5) matches.
     #[error(
         "edit {index}: oldText is ambiguous ({count} matches, at lines {}); include more surrounding context so it matches exactly once",
         join_numbers(.lines)
     )]
     Ambiguous {
+        /// The edit's position in the batch.
         index: usize,
+        /// How many times `oldText` occurs.
         count: usize,
+        /// Where the first matches are.
         lines: Vec<usize>,
     },
 }
@@ -65,10 +79,16 @@ pub enum Hint {
     FileUsesLf,
     /// `oldText` would match at 1-based `line` with whitespace at the end of
     /// each line ignored.
-    TrailingWhitespace { line: usize },
+    TrailingWhitespace {
+        /// Where it would match.
+        line: usize,
+    },
     /// `oldText` would match at 1-based `line` with whitespace at both ends
     /// of each line (indentation included) ignored.
-    Indentation { line: usize },
+    Indentation {
+        /// Where it would match.
+        line: usize,
+    },
 }
 
 fn hint_text(hint: &Option<Hint>) -> String {

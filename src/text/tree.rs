@@ -12,6 +12,7 @@ use crate::text::fmt::{SafeJsonFormatter, is_control};
 
 /// Where rendered JSON goes: a string, or a count of its bytes.
 pub trait Sink {
+    /// Takes the next piece of the rendering.
     fn put(&mut self, s: &str);
 }
 

@@ -63,6 +63,10 @@ pub struct Params {
     // description in tools/list: the cut reply's notice says how to use it.
     #[serde(default)]
     #[schemars(with = "String")]
+    #[expect(
+        missing_docs,
+        reason = "a doc comment would become its description in tools/list"
+    )]
     pub cursor: Option<String>,
 }
 

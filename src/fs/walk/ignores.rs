@@ -24,7 +24,7 @@ use crate::limits::{MAX_IGNORE_FILE_BYTES, MAX_IGNORE_RULES, MAX_IGNORE_WILDCARD
 /// The ignore rules of one directory, and how to reach it from a path
 /// relative to the walk's start.
 #[derive(Debug, Default)]
-pub struct Level {
+pub(super) struct Level {
     ignore: Option<Gitignore>,
     git: Option<Gitignore>,
     exclude: Option<Gitignore>,
@@ -94,7 +94,7 @@ impl Level {
 /// of a repository honours the repository's ignore files as `rg` does.
 /// Each ancestor is opened from `start`'s root handle by the start's
 /// components beneath the root.
-pub fn ancestor_levels(start: &crate::fs::scope::Target) -> (Vec<Level>, u64) {
+pub(super) fn ancestor_levels(start: &crate::fs::scope::Target) -> (Vec<Level>, u64) {
     let (root, segs) = (&start.root.dir, &start.segs);
     let big = AtomicU64::new(0);
     let mut out = Vec::new();

@@ -35,7 +35,7 @@ pub(super) fn open_file_at<P: rustix::path::Arg>(
 /// A regular file's fd as a reader (reads with `read(2)`; no memory map),
 /// with its size when it was opened.
 #[derive(Debug)]
-pub struct FdReader(OwnedFd, u64);
+pub(super) struct FdReader(OwnedFd, u64);
 
 impl FdReader {
     /// Reads the whole file into `buf` (cleared first) when it holds at
@@ -43,7 +43,7 @@ impl FdReader {
     /// (`buf` then holds what was read, to be searched before the rest).
     /// A file of its opened size takes one `read(2)`: a short read of a
     /// regular file is its end.
-    pub fn read_small(&mut self, buf: &mut Vec<u8>, max: usize) -> std::io::Result<bool> {
+    pub(super) fn read_small(&mut self, buf: &mut Vec<u8>, max: usize) -> std::io::Result<bool> {
         buf.clear();
         let size = usize::try_from(self.1).unwrap_or(usize::MAX);
         if size > max {
@@ -85,7 +85,7 @@ impl Read for FdReader {
 /// Opens the listed file `rel` beneath `start`: each directory component
 /// `O_DIRECTORY|O_NOFOLLOW` from the last, the file as `open_file_at` opens it.
 /// Fails (and the file is skipped) if anything was swapped since the walk.
-pub fn open_listed(start: &OwnedFd, rel: &[u8]) -> std::io::Result<FdReader> {
+pub(super) fn open_listed(start: &OwnedFd, rel: &[u8]) -> std::io::Result<FdReader> {
     let mut parts = rel.split(|&b| b == b'/').peekable();
     let mut held: Option<OwnedFd> = None;
     while let Some(name) = parts.next() {
@@ -110,7 +110,7 @@ const DIR_CACHE_LEVELS: usize = 4;
 /// the first `DIR_CACHE_LEVELS` levels of the last parent path, one fd
 /// per level, and the last parent itself when it is deeper.
 #[derive(Debug, Default)]
-pub struct DirCache {
+pub(super) struct DirCache {
     levels: Vec<(Vec<u8>, OwnedFd)>,
     deep: Option<(Vec<u8>, OwnedFd)>,
 }
@@ -123,7 +123,7 @@ fn bad_name(name: &[u8]) -> bool {
 /// components past what the last file shared with this one are opened
 /// (each cached fd was opened the same way, one component at a time with
 /// `O_NOFOLLOW`, from the start).
-pub fn open_listed_in(
+pub(super) fn open_listed_in(
     cache: &mut DirCache,
     start: &OwnedFd,
     rel: &[u8],
