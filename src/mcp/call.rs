@@ -71,35 +71,49 @@ enum Entry {
     Service,
 }
 
-/// The requests in flight, by id.
+/// The requests in flight, by id: at most one per id. Each entry has a
+/// number of its own, so that a request whose id was freed (by a
+/// cancellation) and taken again can only take out its own entry.
 #[derive(Default)]
 struct Table {
-    map: Mutex<HashMap<RequestId, Entry>>,
+    map: Mutex<HashMap<RequestId, (Entry, u64)>>,
     /// Notified whenever the map becomes empty.
     idle: Condvar,
+    /// The number of the next entry.
+    next: std::sync::atomic::AtomicU64,
 }
 
 impl Table {
-    fn insert(&self, id: RequestId, entry: Entry) {
-        lock(&self.map).insert(id, entry);
+    /// Puts `entry` in under `id` and gives its number; `None` when a
+    /// request in flight holds `id` (the new one must be refused).
+    fn insert(&self, id: RequestId, entry: Entry) -> Option<u64> {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match lock(&self.map).entry(id) {
+            std::collections::hash_map::Entry::Occupied(_) => None,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert((entry, n));
+                Some(n)
+            }
+        }
     }
 
     /// Takes `id` out when `keep` says so; `None` when it is not in (a
     /// cancelled request is not).
-    fn remove_if(&self, id: &RequestId, keep: impl Fn(&Entry) -> bool) -> Option<Entry> {
+    fn remove_if(&self, id: &RequestId, keep: impl Fn(&Entry, u64) -> bool) -> Option<Entry> {
         let mut map = lock(&self.map);
-        if !map.get(id).is_some_and(keep) {
+        if !map.get(id).is_some_and(|(e, n)| keep(e, *n)) {
             return None;
         }
-        let entry = map.remove(id);
+        let entry = map.remove(id).map(|(e, _)| e);
         if map.is_empty() {
             self.idle.notify_all();
         }
         entry
     }
 
-    fn remove(&self, id: &RequestId) -> Option<Entry> {
-        self.remove_if(id, |_| true)
+    /// Takes out entry number `n` under `id`, if it is still in.
+    fn remove_own(&self, id: &RequestId, n: u64) -> Option<Entry> {
+        self.remove_if(id, |_, m| m == n)
     }
 }
 
@@ -147,7 +161,8 @@ impl Calls {
             JsonRpcMessage::Notification(n) => {
                 if let ClientNotification::CancelledNotification(c) = &n.notification
                     && let Some(id) = &c.params.request_id
-                    && let Some(Entry::Call(token)) = self.table.remove(id)
+                    && let Some(Entry::Call(token)) =
+                        self.table.remove_if(id, |e, _| matches!(e, Entry::Call(_)))
                 {
                     token.cancel();
                 }
@@ -159,8 +174,11 @@ impl Calls {
         if !matches!(req.request, ClientRequest::CallToolRequest(_)) || self.lifecycle.failed() {
             // (After a failed handshake the service is gone: the reader
             // stops when it hands it the request, as for any request.)
+            if self.table.insert(req.id.clone(), Entry::Service).is_none() {
+                self.refuse(req.id, super::rpc_error::id_in_use());
+                return None;
+            }
             self.lifecycle.observe(&req.id, &req.request, &supported);
-            self.table.insert(req.id.clone(), Entry::Service);
             if let Some(taken) = slot.take() {
                 super::flow::attach(&mut req.request, taken);
             }
@@ -189,13 +207,19 @@ impl Calls {
             return opener;
         };
         let cancel = CancellationToken::new();
-        self.table
-            .insert(req.id.clone(), Entry::Call(cancel.clone()));
+        let Some(entry) = self
+            .table
+            .insert(req.id.clone(), Entry::Call(cancel.clone()))
+        else {
+            self.refuse(req.id, super::rpc_error::id_in_use());
+            return opener;
+        };
         let call = Call {
             server: self.server.clone(),
             tx: self.tx.clone(),
             table: self.table.clone(),
             id: req.id,
+            entry,
             tool,
             args: call
                 .params
@@ -264,7 +288,7 @@ impl Calls {
         if *id == self.opener {
             return false;
         }
-        self.table.remove_if(id, |e| matches!(e, Entry::Service));
+        self.table.remove_if(id, |e, _| matches!(e, Entry::Service));
         true
     }
 
@@ -286,7 +310,7 @@ impl Calls {
                     requests = map.len(),
                     "input ended; requests still running after the grace are dropped unanswered"
                 );
-                for (_, entry) in map.drain() {
+                for (_, (entry, _)) in map.drain() {
                     if let Entry::Call(token) = entry {
                         token.cancel();
                     }
@@ -323,6 +347,8 @@ struct Call {
     tx: WeakSender<Out>,
     table: Arc<Table>,
     id: RequestId,
+    /// The number of its entry in the table.
+    entry: u64,
     tool: &'static Tool,
     args: Value,
     cancel: CancellationToken,
@@ -341,7 +367,7 @@ impl Drop for Call {
     /// waiting (this may run on the reader or on the runtime): an `isError`
     /// result.
     fn drop(&mut self) {
-        if self.answered || self.table.remove(&self.id).is_none() {
+        if self.answered || self.table.remove_own(&self.id, self.entry).is_none() {
             return;
         }
         tracing::error!(id = %self.id, tool = self.tool.name, "a call was dropped before it ran");
@@ -419,7 +445,7 @@ impl Call {
         // Held before the call leaves the table, so the writer cannot end
         // (once input ended and no request is left) before this reply is in.
         let tx = self.tx.upgrade();
-        if self.table.remove(&self.id).is_none() {
+        if self.table.remove_own(&self.id, self.entry).is_none() {
             tracing::debug!(id = %self.id, "dropping the reply of a cancelled call");
             return;
         }

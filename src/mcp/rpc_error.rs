@@ -49,6 +49,17 @@ pub(crate) fn unechoable_id() -> ErrorData {
     )
 }
 
+/// `-32600`: a request whose id a request still in flight holds (JSON-RPC
+/// and MCP: an id is not reused while its request runs). The request in
+/// flight goes on and gets its own answer.
+pub(crate) fn id_in_use() -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INVALID_REQUEST,
+        "Invalid Request: this id is already in use by a request in flight (it was not run; the earlier request goes on). Give each request its own id",
+        None,
+    )
+}
+
 /// `-32600`: an `initialize` after the first.
 pub(crate) fn second_initialize() -> ErrorData {
     ErrorData::new(

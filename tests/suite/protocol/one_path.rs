@@ -260,3 +260,112 @@ fn a_cancelled_call_gets_no_reply() {
         "only the call not cancelled is answered"
     );
 }
+
+/// The replies (not the server's own requests) that arrive within `wait`
+/// of the last one, by id as sent.
+fn replies_until_quiet(server: &mut RawServer, wait: Duration) -> Vec<Value> {
+    let mut replies = Vec::new();
+    while let Some(msg) = server.recv(wait) {
+        if msg.get("method").is_none() {
+            replies.push(msg);
+        }
+    }
+    replies
+}
+
+/// Requests that share an id while the first is still running (here,
+/// waiting for client roots that never come) each get an answer: the first
+/// its result, each later one an Invalid Request error at once. Before,
+/// the table of requests in flight kept one entry per id, so the first
+/// reply took it and the later calls' replies were dropped as if
+/// cancelled: requests left unanswered (the session fuzzer's F6).
+#[test]
+fn requests_sharing_an_id_in_flight_are_each_answered() {
+    let env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    let mut server = RawServer::start(&args![env.root(), "--roots-timeout-secs", "1"]);
+    server.initialize_with("2025-06-18", json!({"roots": {"listChanged": true}}));
+    let call = |id: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "read_text_file", "arguments": {"path": "a.txt"}}})
+    };
+    for _ in 0..3 {
+        server.send(&call(json!("")));
+    }
+    server.send(&json!({"jsonrpc": "2.0", "id": "", "method": "tools/list"}));
+    server.send(&call(json!(7)));
+    let replies = replies_until_quiet(&mut server, Duration::from_secs(4));
+    let ids: Vec<&Value> = replies.iter().map(|r| &r["id"]).collect();
+    assert_eq!(
+        ids.iter().filter(|id| **id == &json!("")).count(),
+        4,
+        "each of the four requests with id \"\" is answered: {replies:?}"
+    );
+    assert_eq!(
+        ids.iter().filter(|id| **id == &json!(7)).count(),
+        1,
+        "{replies:?}"
+    );
+    let refused: Vec<&Value> = replies
+        .iter()
+        .filter(|r| r["error"]["code"] == json!(-32600))
+        .collect();
+    assert_eq!(
+        refused.len(),
+        3,
+        "the three later ones are refused: {replies:?}"
+    );
+    for r in refused {
+        let text = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(text.contains("already in use"), "{text}");
+    }
+    assert!(server.is_alive());
+}
+
+/// An id freed by a cancellation may be used again at once, while the
+/// cancelled call still runs: the new request gets its own answer, and the
+/// cancelled one none. Both calls wait for the client's roots, then run
+/// together: the cancelled one (a missing file's info) ends first, the new
+/// one (a content search) later. Before, the cancelled call, ending, took
+/// the new request's entry and its reply went out in the new request's
+/// place; the new request's own reply was then dropped as cancelled.
+#[test]
+fn an_id_reused_after_its_cancellation_gets_its_own_answer() {
+    let env = TestEnv::new();
+    let filler = "a line of filler text for the search to go through\n".repeat(1200);
+    for i in 0..200 {
+        env.write(format!("big/f{i:03}.txt"), &filler);
+    }
+    env.write("big/f200.txt", "second-marker\n");
+    let mut server = RawServer::start(&args![env.root(), "--roots-timeout-secs", "20"]);
+    server.initialize_with("2025-06-18", json!({"roots": {"listChanged": true}}));
+    let roots_request = loop {
+        let Some(msg) = server.recv(Duration::from_secs(10)) else {
+            panic!("no roots/list request came");
+        };
+        if msg["method"] == "roots/list" {
+            break msg["id"].clone();
+        }
+    };
+    server.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "get_file_info", "arguments": {"path": "first.txt"}}}));
+    server.notify(
+        "notifications/cancelled",
+        json!({"requestId": 5, "reason": "test"}),
+    );
+    server.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "search_file_contents",
+            "arguments": {"path": "big", "pattern": "second-marker", "literal": true}}}));
+    answer_roots(&mut server, &roots_request, &[file_uri(env.root())]);
+    let replies = replies_until_quiet(&mut server, Duration::from_secs(4));
+    assert_eq!(
+        replies.len(),
+        1,
+        "one answer, the second request's: {replies:?}"
+    );
+    let text = replies[0].to_string();
+    assert!(
+        text.contains("second-marker") && !text.contains("first.txt"),
+        "the answer is the second request's: {text}"
+    );
+}
