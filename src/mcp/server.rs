@@ -9,7 +9,10 @@
 //! (`Server::execute`, on a filesystem worker, [`super::workers`]):
 //! against one snapshot of the roots, taken when it starts, with the audit
 //! record and the journal's refusals; a panic inside a tool becomes an
-//! `isError` result for that call only.
+//! `isError` result for that call only. The server makes, once, what its
+//! calls share (the spare read buffer, the walk threads), and `execute`
+//! makes each call's context ([`Ctx`]): the call's facts (its grant of the
+//! reply budget, its audit note) are values in it, never globals.
 //! May touch: the scope, through [`super::roots`] and the tools.
 
 use std::sync::Arc;
@@ -29,8 +32,7 @@ use super::flow::{CallBudget, Flow, Reservation};
 use super::reply;
 use super::roots::ClientRoots;
 use super::workers::Workers;
-use crate::audit::Noting;
-use crate::audit::{Audit, Call};
+use crate::audit::{Audit, Call, Noting};
 use crate::error::Error;
 use crate::fs::file::Spare;
 use crate::fs::io::Io;
@@ -210,9 +212,9 @@ impl Server {
     /// Runs an admitted call of `tool` on this thread (a filesystem
     /// worker), against a snapshot of the roots taken now, holding the
     /// reply budget `reserved` (grown as the tool opens files: the grant is
-    /// in the call's [`Io`], see [`crate::memory`]). Returns the result and the budget held at the
-    /// end. A panic inside the tool becomes an `isError` result for this
-    /// call only.
+    /// in the call's [`Io`], see [`crate::memory`]). Returns the result and
+    /// the budget held at the end. A panic inside the tool becomes an
+    /// `isError` result for this call only.
     pub(super) fn execute(
         &self,
         tool: &'static ToolDef,
