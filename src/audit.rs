@@ -13,12 +13,11 @@
 //! (reads go on) and the reply says why.
 //!
 //! The call's facts (bytes, versions) are noted by the readers and the
-//! writer on the worker thread that runs the call ([`note`]), as the reply
-//! budget is ([`crate::memory`]).
+//! writer in the call's own [`Noting`], which they are handed with the
+//! call's other facts ([`crate::fs::io::Io`]).
 //! May touch: the log descriptor, and at startup (ambient authority, before
 //! Landlock) the log's path and the directories above it.
 
-use std::cell::RefCell;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::Mutex;
@@ -334,44 +333,50 @@ pub struct Change {
     pub after: Option<Version>,
 }
 
-thread_local! {
-    static NOTE: RefCell<Option<Note>> = const { RefCell::new(None) };
-}
+/// What a call reads and changes, noted as it goes by the readers and the
+/// writer it is handed to (in the call's [`crate::fs::io::Io`]), when the
+/// session is audited; nothing is noted otherwise.
+#[derive(Debug, Default)]
+pub struct Noting(Option<Mutex<Note>>);
 
-/// Noting what a call does, for its audit record.
-pub mod note {
-    use super::{Change, NOTE, Note};
+impl Noting {
+    /// Noting nothing (no audit log, or not a call: the journal's revert,
+    /// tests).
+    pub const OFF: Noting = Noting(None);
 
-    /// Runs `f` noting what it reads and changes (on this thread).
-    pub fn collect<R>(f: impl FnOnce() -> R) -> (R, Note) {
-        NOTE.with(|n| *n.borrow_mut() = Some(Note::default()));
-        let r = f();
-        let note = NOTE.with(|n| n.borrow_mut().take()).unwrap_or_default();
-        (r, note)
+    /// Noting a call's facts, for its audit record.
+    pub fn on() -> Noting {
+        Noting(Some(Mutex::new(Note::default())))
     }
 
     /// Whether a call's facts are being noted (the writer hashes the old
     /// file only then).
-    pub fn active() -> bool {
-        NOTE.with(|n| n.borrow().is_some())
+    pub fn active(&self) -> bool {
+        self.0.is_some()
     }
 
     /// `bytes` read from a file.
-    pub fn read(bytes: u64) {
-        NOTE.with(|n| {
-            if let Some(n) = n.borrow_mut().as_mut() {
-                n.bytes_read = n.bytes_read.saturating_add(bytes);
-            }
-        });
+    pub fn read(&self, bytes: u64) {
+        if let Some(n) = &self.0 {
+            let mut n = crate::sync::lock(n);
+            n.bytes_read = n.bytes_read.saturating_add(bytes);
+        }
     }
 
     /// A file changed, with `bytes` written.
-    pub fn changed(change: Change, bytes: u64) {
-        NOTE.with(|n| {
-            if let Some(n) = n.borrow_mut().as_mut() {
-                n.bytes_written = n.bytes_written.saturating_add(bytes);
-                n.changes.push(change);
-            }
-        });
+    pub fn changed(&self, change: Change, bytes: u64) {
+        if let Some(n) = &self.0 {
+            let mut n = crate::sync::lock(n);
+            n.bytes_written = n.bytes_written.saturating_add(bytes);
+            n.changes.push(change);
+        }
+    }
+
+    /// What was noted so far (taken: the record is made once).
+    pub fn take(&self) -> Note {
+        match &self.0 {
+            Some(n) => std::mem::take(&mut *crate::sync::lock(n)),
+            None => Note::default(),
+        }
     }
 }

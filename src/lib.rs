@@ -30,6 +30,8 @@ pub mod audit;
 pub mod cli;
 pub mod error;
 pub mod fs;
+#[cfg(test)]
+mod globals;
 pub mod journal;
 pub mod limits;
 pub mod log;

@@ -296,7 +296,6 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     // and `/sys/fs/cgroup`, which Landlock (and the one-ambient-site rule)
     // forbid later. tokio and the walk pool get the count explicitly.
     let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-    crate::fs::walk::set_walk_threads(threads);
     let read_only = !policy.any_write();
     let landlock = if args.no_landlock {
         Status::Disabled
@@ -358,7 +357,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     }
 
     let scope = Arc::new(Scope::new(opened, limits.max_path_bytes));
-    let server = match Server::new(scope, policy, limits, !args.no_client_roots, audit) {
+    let server = match Server::new(scope, policy, limits, !args.no_client_roots, audit, threads) {
         Ok(server) => server,
         Err(e) => return stop(&StartupError::Start(e)),
     };

@@ -44,6 +44,8 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use tuls::error::Error;
+use tuls::fs::io::Io;
+use tuls::fs::walk::WalkPool;
 use tuls::limits::Limits;
 use tuls::tools::{Ctx, Output};
 
@@ -69,6 +71,8 @@ struct Env {
     globs: Alphabet,
     /// Placeholders, longest first so `$ROOT` does not eat `$ROOT2`.
     vars: Vec<(&'static str, String)>,
+    /// The walk threads, one pool for every run (as the server has).
+    walk: WalkPool,
 }
 
 static ENV: OnceLock<Env> = OnceLock::new();
@@ -95,6 +99,7 @@ fn env() -> &'static Env {
             paths: Alphabet::paths(fx),
             globs: Alphabet::globs(fx),
             vars,
+            walk: WalkPool::new(2),
         }
     })
 }
@@ -290,6 +295,8 @@ fn call(env: &Env, name: &str, args: Value, header: u8) {
         },
         cancel,
         progress: None,
+        io: Io::unbudgeted(),
+        walk: env.walk.clone(),
     };
     let args_text = args.to_string();
     let fail_closed = [
@@ -392,6 +399,8 @@ fuzz_target!(|data: &[u8]| {
             limits: Limits::default(),
             cancel: CancellationToken::new(),
             progress: None,
+            io: Io::unbudgeted(),
+            walk: env.walk.clone(),
         };
         let out = dispatch(&ctx, "read_text_file", json!({"path": "sub/up/file.txt"}));
         assert!(

@@ -35,6 +35,7 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
+use crate::audit::Noting;
 use crate::error::{Error, Result};
 use crate::fs::atomic::Dest;
 use crate::fs::file;
@@ -52,7 +53,7 @@ static APPENDING: Mutex<()> = Mutex::new(());
 /// (checked under the writer's [`crate::fs::ifmatch::WriteLock`], then on
 /// the very handle the bytes go through: same identity, size and times as
 /// hashed, or the append is refused).
-pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<()> {
+pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>, note: &Noting) -> Result<()> {
     let size = bytes.len() as u64;
     if size > MAX_APPEND_BYTES {
         return Err(Error::AppendTooLarge {
@@ -73,11 +74,11 @@ pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<()> {
                     .and_then(|(v, _)| v);
                 return Err(cond.mismatch(dest.given(), ifmatch::now_is(now.as_ref())));
             }
-            let before = checked.or_else(|| hash_for_audit(&dest));
+            let before = checked.or_else(|| hash_for_audit(&dest, note));
             write_at_end(&dest, &fd, end, bytes)?;
-            noted(&dest, before, end, bytes.len())
+            noted(&dest, before, end, bytes.len(), note)
         }
-        None => match dest.create_new(|f| {
+        None => match dest.create_new(note, |f| {
             f.write_all(bytes)
                 .map_err(|e| Error::io("write", &t.given, &e))
         }) {
@@ -88,9 +89,9 @@ pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<()> {
                 let dest = Dest::locate(t)?;
                 match dest.open_in_place()? {
                     Some((fd, end)) => {
-                        let before = hash_for_audit(&dest);
+                        let before = hash_for_audit(&dest, note);
                         write_at_end(&dest, &fd, end, bytes)?;
-                        noted(&dest, before, end, bytes.len())
+                        noted(&dest, before, end, bytes.len(), note)
                     }
                     None => Err(Error::Changed {
                         path: t.given.clone(),
@@ -104,8 +105,8 @@ pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<()> {
 
 /// The version of the file before an append, for the audit record (only
 /// when a record is being made).
-fn hash_for_audit(dest: &Dest) -> Option<Version> {
-    if !crate::audit::note::active() {
+fn hash_for_audit(dest: &Dest, note: &Noting) -> Option<Version> {
+    if !note.active() {
         return None;
     }
     file::version_in(dest.dir(), dest.leaf(), dest.given(), MAX_READ_BYTES)
@@ -115,8 +116,14 @@ fn hash_for_audit(dest: &Dest) -> Option<Version> {
 
 /// Notes an append to a file of `end` bytes for the undo journal and the
 /// audit record: the file's version before (when known) and after.
-fn noted(dest: &Dest, before: Option<Version>, end: u64, written: usize) -> Result<()> {
-    let audit = crate::audit::note::active();
+fn noted(
+    dest: &Dest,
+    before: Option<Version>,
+    end: u64,
+    written: usize,
+    note: &Noting,
+) -> Result<()> {
+    let audit = note.active();
     let journal = crate::journal::active();
     if !audit && journal.is_none() {
         return Ok(());
@@ -132,7 +139,7 @@ fn noted(dest: &Dest, before: Option<Version>, end: u64, written: usize) -> Resu
         before,
         after,
     };
-    crate::audit::note::changed(change, written as u64);
+    note.changed(change, written as u64);
     Ok(())
 }
 

@@ -32,6 +32,7 @@ use cap_std::fs::{File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Perm
 use rustix::fs::{Timespec, Timestamps};
 use tokio_util::sync::CancellationToken;
 
+use crate::audit::Noting;
 use crate::error::{Error, Result};
 use crate::fs::atomic::Dest;
 use crate::fs::file::kind_name;
@@ -52,6 +53,7 @@ pub fn copy(
     dst: &Target,
     cond: &Condition<'_>,
     cancel: &CancellationToken,
+    note: &Noting,
 ) -> Result<()> {
     let (from, to) = (src.given.as_str(), dst.given.as_str());
     let (file, md) = open_source(src, to)?;
@@ -65,7 +67,7 @@ pub fn copy(
     };
     let dest = Dest::locate_new(dst)?;
     let os = |op: &'static str, e: std::io::Error| Error::io2(op, from, to, to, &e);
-    dest.create_new(|out| {
+    dest.create_new(note, |out| {
         copy_bytes(&file, out, md.len(), cancel).map_err(|e| match e {
             Copy::Cancelled => Error::Cancelled,
             Copy::Io(e) => os("copyfile", e),

@@ -1,8 +1,10 @@
 //! Opening and reading regular files beneath a root, bounded.
 //!
 //! Owns: the "is this a regular file" check and bounded whole-file reads
-//! (with the reply-budget cover of what is held, and the reused buffer of
-//! large reads); reading part of a file by lines (head, tail, a range) is in
+//! (with the reply-budget cover of what is held, asked of the grant in the
+//! call's [`Io`], which every reader takes as a parameter, and the reused
+//! buffer of large reads, [`Spare`], the server's, handed in the same
+//! [`Io`]); reading part of a file by lines (head, tail, a range) is in
 //! `part`. A FIFO, socket or device is refused without being
 //! opened for reading, and no open ever blocks: the file is stat'ed through
 //! the root handle, refused unless regular, then opened `O_NONBLOCK|O_NOCTTY`
@@ -16,6 +18,7 @@ use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, File, FileType, MetadataExt, OpenOptions, OpenOptionsExt};
 
 use crate::error::{Error, OsPaths, Result};
+use crate::fs::io::Io;
 use crate::fs::scope::Target;
 use crate::fs::version::{self, Version};
 
@@ -43,8 +46,9 @@ pub fn kind_name(ft: FileType) -> &'static str {
 }
 
 /// Opens the file `t` names for reading, refusing anything but a regular
-/// file. Returns the file and its size.
-pub fn open_regular(t: &Target) -> Result<(File, u64)> {
+/// file, once the call's reply budget (`io`) covers its size. Returns the
+/// file and its size.
+pub fn open_regular(io: &Io, t: &Target) -> Result<(File, u64)> {
     let dir = t.dir().map_err(|e| Error::io("open", &t.given, &e))?;
     // A walked target's final name: no trailing slash, which would make
     // the kernel follow a link swapped in since the walk.
@@ -60,25 +64,32 @@ pub fn open_regular(t: &Target) -> Result<(File, u64)> {
         Some(_) => t.rel().trim_end_matches('/').to_owned(),
         None => t.rel(),
     };
-    open_regular_at(dir, &rel, &t.given, t.walked().is_some())
+    open_regular_at(io, dir, &rel, &t.given, t.walked().is_some())
 }
 
 /// [`open_regular`] of the final name `rel` beneath `dir`, for the writer,
 /// which reads through the parent directory it will replace the file in
 /// (having followed any final symlink itself: one found there now is
 /// refused).
-pub(crate) fn open_regular_in(dir: &Dir, rel: &str, given: &str) -> Result<(File, u64)> {
-    open_regular_at(dir, rel, given, true)
+pub(crate) fn open_regular_in(io: &Io, dir: &Dir, rel: &str, given: &str) -> Result<(File, u64)> {
+    open_regular_at(io, dir, rel, given, true)
 }
 
 /// Opens `rel` beneath `dir` for a read the agent asked for, and asks the
-/// reply budget for what the read may hold before a byte is read; with
+/// call's reply budget (`io`) for what the read may hold before a byte is
+/// read; with
 /// `walked`, `rel` is a final name already resolved (by the rule walk or
 /// the writer), so a symlink found there now is refused, never followed.
-fn open_regular_at(dir: &Dir, rel: &str, given: &str, walked: bool) -> Result<(File, u64)> {
+fn open_regular_at(
+    io: &Io,
+    dir: &Dir,
+    rel: &str,
+    given: &str,
+    walked: bool,
+) -> Result<(File, u64)> {
     let (file, size) = open_checked(dir, rel, given, walked, Atime::Update)?;
     // Before a byte is read: the reply budget this read may hold.
-    crate::memory::file_opened(size)?;
+    io.grant.file_opened(size)?;
     Ok((file, size))
 }
 
@@ -182,19 +193,26 @@ fn open_checked(
     Ok((file, fmd.len()))
 }
 
-/// Reads the whole regular file `t` names, of at most `limit` bytes.
-pub fn read_all(t: &Target, limit: u64) -> Result<Vec<u8>> {
-    let (file, size) = open_regular(t)?;
-    read_opened(file, size, &t.given, limit)
+/// Reads the whole regular file `t` names, of at most `limit` bytes, within
+/// the call's reply budget (`io`).
+pub fn read_all(io: &Io, t: &Target, limit: u64) -> Result<Vec<u8>> {
+    let (file, size) = open_regular(io, t)?;
+    read_opened(io, file, size, &t.given, limit)
 }
 
 /// [`read_all`] of `rel` beneath `dir` (see [`open_regular_in`]).
-pub(crate) fn read_all_in(dir: &Dir, rel: &str, given: &str, limit: u64) -> Result<Vec<u8>> {
-    let (file, size) = open_regular_in(dir, rel, given)?;
-    read_opened(file, size, given, limit)
+pub(crate) fn read_all_in(
+    io: &Io,
+    dir: &Dir,
+    rel: &str,
+    given: &str,
+    limit: u64,
+) -> Result<Vec<u8>> {
+    let (file, size) = open_regular_in(io, dir, rel, given)?;
+    read_opened(io, file, size, given, limit)
 }
 
-fn read_opened(file: File, size: u64, given: &str, limit: u64) -> Result<Vec<u8>> {
+fn read_opened(io: &Io, file: File, size: u64, given: &str, limit: u64) -> Result<Vec<u8>> {
     let too_large = |size| Error::TooLarge {
         path: given.to_owned(),
         size,
@@ -204,8 +222,8 @@ fn read_opened(file: File, size: u64, given: &str, limit: u64) -> Result<Vec<u8>
     if size > limit {
         return Err(too_large(size));
     }
-    let mut buf = read_buffer(usize::try_from(size).unwrap_or(0));
-    let mut covered = Covered(size);
+    let mut buf = io.spare.buffer(usize::try_from(size).unwrap_or(0));
+    let mut covered = Covered::new(io, size);
     // Read into the buffer's spare capacity (never zero-filled first), one
     // more byte than the limit allows to see a file that grew past it.
     let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
@@ -232,7 +250,7 @@ fn read_opened(file: File, size: u64, given: &str, limit: u64) -> Result<Vec<u8>
     if buf.len() as u64 > limit {
         return Err(too_large(buf.len() as u64));
     }
-    crate::audit::note::read(buf.len() as u64);
+    io.note.read(buf.len() as u64);
     Ok(buf)
 }
 
@@ -240,63 +258,108 @@ fn read_opened(file: File, size: u64, given: &str, limit: u64) -> Result<Vec<u8>
 /// ([`crate::memory`]): its size when it was opened, grown before more is
 /// held. A file can hold more than its size at open (a log appended to
 /// meanwhile); each byte past the size is covered before it is kept.
-struct Covered(u64);
+struct Covered<'a> {
+    grant: &'a dyn crate::memory::Grant,
+    bytes: u64,
+}
 
-impl Covered {
+impl<'a> Covered<'a> {
+    /// `bytes` (the size at open) covered by the grant of `io`.
+    fn new(io: &'a Io, bytes: u64) -> Self {
+        Covered {
+            grant: &*io.grant,
+            bytes,
+        }
+    }
+
     /// Covers `total` bytes held (asking for at least a chunk more at a
-    /// time), waiting for the budget like [`crate::memory::file_opened`].
+    /// time), waiting for the budget like
+    /// [`crate::memory::Grant::file_opened`].
     fn cover(&mut self, total: u64) -> Result<()> {
-        if total <= self.0 {
+        if total <= self.bytes {
             return Ok(());
         }
-        let more = (total - self.0).max(CHUNK as u64);
-        crate::memory::file_opened(more)?;
-        self.0 = self.0.saturating_add(more);
+        let more = (total - self.bytes).max(CHUNK as u64);
+        self.grant.file_opened(more)?;
+        self.bytes = self.bytes.saturating_add(more);
         Ok(())
     }
 }
 
 /// Whole-file reads at least this big reuse the spare buffer
-/// ([`give_back`]); smaller ones allocate their own.
+/// ([`Spare::give_back`]); smaller ones allocate their own.
 const REUSE_MIN_BYTES: usize = 1 << 20;
 
 /// A spare buffer is kept only up to this capacity.
 const REUSE_MAX_BYTES: usize = 32 << 20;
 
 /// One large read buffer kept for the next whole-file read, so a run of
-/// large reads does not fault fresh pages in for every one of them.
-static SPARE: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+/// large reads does not fault fresh pages in for every one of them. The
+/// server makes one at startup; the calls' readers take it (through their
+/// [`Io`]) and the stdout writer gives written replies' buffers back.
+#[derive(Debug, Default)]
+pub struct Spare(std::sync::Mutex<Vec<u8>>);
 
-/// A buffer with room for `size` bytes and one more: the spare one when
-/// it is large enough and `size` is large, else a new one.
-fn read_buffer(size: usize) -> Vec<u8> {
-    let want = size.saturating_add(1);
-    if size >= REUSE_MIN_BYTES {
-        let mut spare = crate::sync::lock(&SPARE);
-        if spare.capacity() >= want {
-            return std::mem::take(&mut *spare);
+impl Spare {
+    /// A buffer with room for `size` bytes and one more: the spare one when
+    /// it is large enough and `size` is large, else a new one.
+    fn buffer(&self, size: usize) -> Vec<u8> {
+        let want = size.saturating_add(1);
+        if size >= REUSE_MIN_BYTES {
+            let mut spare = crate::sync::lock(&self.0);
+            if spare.capacity() >= want {
+                return std::mem::take(&mut *spare);
+            }
         }
+        Vec::with_capacity(want)
     }
-    Vec::with_capacity(want)
-}
 
-/// Hands a large buffer that is no longer needed (a written reply's text)
-/// back for the next whole-file read. Kept only if it is between
-/// `REUSE_MIN_BYTES` and `REUSE_MAX_BYTES` and larger than the one kept.
-pub fn give_back(mut buf: Vec<u8>) {
-    if !(REUSE_MIN_BYTES..=REUSE_MAX_BYTES).contains(&buf.capacity()) {
-        return;
-    }
-    buf.clear();
-    let mut spare = crate::sync::lock(&SPARE);
-    if buf.capacity() > spare.capacity() {
-        *spare = buf;
+    /// Hands a large buffer that is no longer needed (a written reply's
+    /// text) back for the next whole-file read. Kept only if it is between
+    /// `REUSE_MIN_BYTES` and `REUSE_MAX_BYTES` and larger than the one kept.
+    pub fn give_back(&self, mut buf: Vec<u8>) {
+        if !(REUSE_MIN_BYTES..=REUSE_MAX_BYTES).contains(&buf.capacity()) {
+            return;
+        }
+        buf.clear();
+        let mut spare = crate::sync::lock(&self.0);
+        if buf.capacity() > spare.capacity() {
+            *spare = buf;
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The server's spare buffer serves the next large read once a large
+    /// buffer is given back, and only one read at a time.
+    #[test]
+    fn a_buffer_given_back_serves_the_next_large_read() {
+        let spare = Spare::default();
+        spare.give_back(Vec::with_capacity(REUSE_MIN_BYTES / 2));
+        assert_eq!(
+            spare.buffer(REUSE_MIN_BYTES).capacity(),
+            REUSE_MIN_BYTES + 1
+        );
+        spare.give_back(Vec::with_capacity(4 << 20));
+        assert!(
+            spare.buffer(100).capacity() < REUSE_MIN_BYTES,
+            "small reads allocate"
+        );
+        let taken = spare.buffer(REUSE_MIN_BYTES);
+        assert!(taken.capacity() >= 4 << 20, "the spare one");
+        assert_eq!(
+            spare.buffer(REUSE_MIN_BYTES).capacity(),
+            REUSE_MIN_BYTES + 1
+        );
+        spare.give_back(taken);
+        assert!(
+            spare.buffer(2 << 20).capacity() >= 4 << 20,
+            "given back again"
+        );
+    }
 
     /// A file that grows after it was opened (and measured) is covered by
     /// the call's reply budget before its bytes are held: the grant asked
@@ -333,19 +396,19 @@ mod tests {
         let target = || {
             crate::fs::scope::resolve_in(std::slice::from_ref(&root), "f", 4096).expect("resolve")
         };
-        type Reader<'a> = Box<dyn Fn() -> Result<usize> + 'a>;
+        type Reader<'a> = Box<dyn Fn(&Io) -> Result<usize> + 'a>;
         let readers: [(&str, Reader<'_>); 3] = [
             (
                 "whole",
-                Box::new(|| read_all(&target(), 32 << 20).map(|b| b.len())),
+                Box::new(|io| read_all(io, &target(), 32 << 20).map(|b| b.len())),
             ),
             (
                 "head",
-                Box::new(|| read_head(&target(), 5.0, 32 << 20).map(|s| s.0.len())),
+                Box::new(|io| read_head(io, &target(), 5.0, 32 << 20).map(|s| s.0.len())),
             ),
             (
                 "tail 0",
-                Box::new(|| read_tail(&target(), 0.0, 32 << 20).map(|s| s.0.len())),
+                Box::new(|io| read_tail(io, &target(), 0.0, 32 << 20).map(|s| s.0.len())),
             ),
         ];
         let mut short = Vec::new();
@@ -356,7 +419,11 @@ mod tests {
                 granted: Mutex::new(0),
                 grown: Mutex::new(false),
             });
-            let got = crate::memory::with_grant(grant.clone(), read).expect("read");
+            let io = Io {
+                grant: grant.clone(),
+                ..Io::unbudgeted()
+            };
+            let got = read(&io).expect("read");
             let granted = *lock(&grant.granted);
             assert!(got > 3 << 20, "{what}: read {got} bytes");
             if granted < got as u64 {

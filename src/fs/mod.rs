@@ -2,7 +2,9 @@
 //!
 //! Owns: the allowed roots ([`roots`], the one ambient-authority site), the
 //! one resolver from a client path to a [`scope::Target`] ([`scope`]),
-//! opening and reading regular files ([`file`](mod@file)), the one walk
+//! opening and reading regular files ([`file`](mod@file)), with the facts
+//! of the call a read or write is for ([`io`]: reply budget, audit note,
+//! spare buffer), the one walk
 //! engine, which lists directories and walks trees without following
 //! symlinks for every tool that walks, a content search with its ignore
 //! files included ([`walk`]), the one
@@ -21,6 +23,7 @@ pub mod copy;
 pub mod cursor;
 pub mod file;
 pub mod ifmatch;
+pub mod io;
 pub mod mkdir;
 pub mod rename;
 pub mod roots;

@@ -31,6 +31,7 @@ use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, RenameFlags};
 use rustix::io::Errno;
 
+use crate::audit::Noting;
 use crate::error::{Error, Result};
 use crate::fs::ifmatch::{self, Condition};
 use crate::fs::scope::Target;
@@ -44,6 +45,7 @@ pub fn rename(
     dst: &Target,
     cond: &Condition<'_>,
     max_walk_entries: usize,
+    note: &Noting,
 ) -> Result<()> {
     let (from, to) = (src.given.as_str(), dst.given.as_str());
     let (sp, sl) = src.parent_and_leaf()?;
@@ -80,7 +82,7 @@ pub fn rename(
     // For the audit record: the version of the file moved.
     let moved = match &checked {
         Some(v) => Some(v.clone()),
-        None if crate::audit::note::active() || crate::journal::active().is_some() => {
+        None if note.active() || crate::journal::active().is_some() => {
             crate::fs::file::version_in(&sdir, &sl, from, cond.limit)
                 .ok()
                 .and_then(|(v, _)| v)
@@ -117,7 +119,7 @@ pub fn rename(
             before,
             after,
         };
-        crate::audit::note::changed(change, 0);
+        note.changed(change, 0);
     }
     Ok(())
 }

@@ -13,8 +13,9 @@
 //! list`, `revert`) is in [`revert`]; the record format in [`record`].
 //!
 //! The journal is process configuration, set once at startup before any
-//! thread runs ([`install`]); the writers ask [`active`] for it, as they
-//! ask [`crate::audit::note`] whether a record is being made.
+//! thread runs ([`install`]); the writers ask [`active`] for it (while
+//! whether an audit record is being made is the call's own fact, in the
+//! [`crate::audit::Noting`] they are handed).
 //!
 //! Fail closed: if a pre-image cannot be kept the change is not made; if a
 //! record cannot be written the change is answered as made-but-unrecorded,

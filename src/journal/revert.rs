@@ -405,7 +405,8 @@ fn undo(
                 },
                 _ => Guard::None,
             };
-            dest.replace(&object, guard).map_err(|e| e.to_string())?;
+            dest.replace(&object, guard, &crate::audit::Noting::OFF)
+                .map_err(|e| e.to_string())?;
             Ok(format!("restored {}", c.at.shown()))
         }
         Op::Create => {

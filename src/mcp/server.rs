@@ -9,7 +9,10 @@
 //! (`Server::execute`, on a filesystem worker, [`super::workers`]):
 //! against one snapshot of the roots, taken when it starts, with the audit
 //! record and the journal's refusals; a panic inside a tool becomes an
-//! `isError` result for that call only.
+//! `isError` result for that call only. The server makes, once, what its
+//! calls share (the spare read buffer, the walk threads), and `execute`
+//! makes each call's context ([`Ctx`]): the call's facts (its grant of the
+//! reply budget, its audit note) are values in it, never globals.
 //! May touch: the scope, through [`super::roots`] and the tools.
 
 use std::sync::Arc;
@@ -29,9 +32,12 @@ use super::flow::{CallBudget, Flow, Reservation};
 use super::reply;
 use super::roots::ClientRoots;
 use super::workers::Workers;
-use crate::audit::{Audit, Call};
+use crate::audit::{Audit, Call, Noting};
 use crate::error::Error;
+use crate::fs::file::Spare;
+use crate::fs::io::Io;
 use crate::fs::scope::Scope;
+use crate::fs::walk::WalkPool;
 use crate::limits::{Limits, MAX_CALLS_IN_FLIGHT};
 use crate::policy::Policy;
 use crate::tools::{self, Ctx, Progress, Tool as ToolDef};
@@ -52,6 +58,11 @@ struct Inner {
     instructions: String,
     workers: Workers,
     audit: Option<Arc<Audit>>,
+    /// The spare buffer of large whole-file reads, shared by every call's
+    /// readers and the stdout writer, which refills it.
+    spare: Arc<Spare>,
+    /// The walk threads, shared by every call's walks.
+    walk: WalkPool,
 }
 
 /// Roots named in the `initialize` instructions; more are counted.
@@ -94,15 +105,18 @@ fn instructions(scope: &Scope, limits: &Limits, policy: &Policy) -> String {
 }
 
 impl Server {
-    /// A server over `scope` with the enabled tools of `policy`. Fails when
-    /// a tool cannot be listed (a bug, caught at startup rather than by a
-    /// tool silently missing from `tools/list`).
+    /// A server over `scope` with the enabled tools of `policy`, its walk
+    /// threads and filesystem workers sized by `threads` (the CPU count
+    /// startup computed). Fails when a tool cannot be listed (a bug, caught
+    /// at startup rather than by a tool silently missing from
+    /// `tools/list`).
     pub fn new(
         scope: Arc<Scope>,
         policy: Policy,
         limits: Limits,
         client_roots: bool,
         audit: Option<Arc<Audit>>,
+        threads: usize,
     ) -> Result<Self, String> {
         let tools = tools::list(|name| policy.is_enabled(name))?;
         let roots = Arc::new(ClientRoots::new(
@@ -116,6 +130,7 @@ impl Server {
             MAX_CALLS_IN_FLIGHT,
         ));
         let instructions = instructions(&scope, &limits, &policy);
+        let walk = WalkPool::new(threads);
         Ok(Self {
             inner: Arc::new(Inner {
                 instructions,
@@ -125,8 +140,10 @@ impl Server {
                 tools,
                 roots,
                 flow,
-                workers: Workers::new(crate::fs::walk::walk_threads()),
+                workers: Workers::new(walk.threads()),
                 audit,
+                spare: Arc::default(),
+                walk,
             }),
         })
     }
@@ -139,6 +156,12 @@ impl Server {
     /// The session's roots wait (`--roots-wait-secs`).
     pub fn roots_wait(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.inner.limits.roots_wait_secs)
+    }
+
+    /// The spare read buffer, which the stdout writer refills with the
+    /// buffers of written replies.
+    pub fn spare(&self) -> Arc<Spare> {
+        self.inner.spare.clone()
     }
 
     /// The session's flow control, for the transport.
@@ -188,10 +211,10 @@ impl Server {
 
     /// Runs an admitted call of `tool` on this thread (a filesystem
     /// worker), against a snapshot of the roots taken now, holding the
-    /// reply budget `reserved` (grown as the tool opens files, see
-    /// [`crate::memory`]). Returns the result and the budget held at the
-    /// end. A panic inside the tool becomes an `isError` result for this
-    /// call only.
+    /// reply budget `reserved` (grown as the tool opens files: the grant is
+    /// in the call's [`Io`], see [`crate::memory`]). Returns the result and
+    /// the budget held at the end. A panic inside the tool becomes an
+    /// `isError` result for this call only.
     pub(super) fn execute(
         &self,
         tool: &'static ToolDef,
@@ -208,14 +231,24 @@ impl Server {
             limits.max_read_bytes,
             cancel.clone(),
         ));
+        let audit = self.inner.audit.as_deref();
         let ctx = Ctx {
             scope: self.inner.scope.snapshot(),
             limits,
             cancel,
             progress,
+            io: Io {
+                grant: budget.clone(),
+                note: if audit.is_some() {
+                    Noting::on()
+                } else {
+                    Noting::OFF
+                },
+                spare: self.inner.spare.clone(),
+            },
+            walk: self.inner.walk.clone(),
         };
         let mutation = tool.capability == tools::Capability::Write;
-        let audit = self.inner.audit.as_deref();
         if mutation && let Some(why) = audit.and_then(Audit::refusal) {
             return (
                 reply::tool_result(Err(Error::AuditUnavailable { why })),
@@ -229,15 +262,11 @@ impl Server {
             );
         }
         let given = audit.map(|_| path_args(&args));
-        let run = std::panic::AssertUnwindSafe(|| {
-            crate::memory::with_grant(budget.clone(), || match audit {
-                Some(_) => crate::audit::note::collect(|| tools::dispatch(&ctx, tool, args)),
-                None => (tools::dispatch(&ctx, tool, args), Default::default()),
-            })
-        });
+        let run = std::panic::AssertUnwindSafe(|| tools::dispatch(&ctx, tool, args));
         let result = match std::panic::catch_unwind(run) {
-            Ok((result, note)) => match (audit, given) {
+            Ok(result) => match (audit, given) {
                 (Some(audit), Some(given)) => {
+                    let note = ctx.io.note.take();
                     reply::tool_result(audited(audit, &ctx, tool, given, result, note))
                 }
                 _ => reply::tool_result(result),

@@ -69,9 +69,10 @@ pub fn serve(
     hooks: Hooks,
 ) -> Result<(), String> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Out>(WRITE_QUEUE);
+    let spare = server.spare();
     let writer = std::thread::Builder::new()
         .name("tuls-stdout".to_owned())
-        .spawn(move || write::write_loop(rx, hooks))
+        .spawn(move || write::write_loop(rx, hooks, spare))
         .map_err(|e| format!("cannot start the stdout writer: {e}"))?;
     let (to_service, from_reader) = tokio::sync::mpsc::channel(SERVICE_QUEUE);
     let calls = Arc::new(Calls::new(

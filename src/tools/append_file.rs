@@ -59,6 +59,6 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    append::append(&t, p.content.as_bytes(), &cond)?;
+    append::append(&t, p.content.as_bytes(), &cond, &ctx.io.note)?;
     Ok(Output::Text(format!("Successfully appended to {}", p.path)))
 }

@@ -54,7 +54,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    copy::copy(&s, &d, &cond, &ctx.cancel)?;
+    copy::copy(&s, &d, &cond, &ctx.cancel, &ctx.io.note)?;
     Ok(Output::Text(format!(
         "Successfully copied {} to {}",
         p.source, p.destination

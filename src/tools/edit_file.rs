@@ -96,7 +96,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     // The read the edits apply to, the check and the write are one step
     // for writers through tuls.
     let _lock = dest.lock();
-    let bytes = dest.read_all(ctx.limits.max_read_bytes)?;
+    let bytes = dest.read_all(&ctx.io, ctx.limits.max_read_bytes)?;
     let version = Version::of(&bytes);
     cond.compare(&p.path, &version)?;
     let old = String::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
@@ -124,7 +124,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             limit: ctx.limits.max_read_bytes,
             named: p.if_match.is_some(),
         };
-        after = dest.replace(new.as_bytes(), guard)?;
+        after = dest.replace(new.as_bytes(), guard, &ctx.io.note)?;
     }
     let text = cut_diff(&ctx.reply_budget(), diff, p.dry_run);
     Ok(Output::Text(text).with_version(Some(&after)))

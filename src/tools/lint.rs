@@ -20,6 +20,14 @@ const FORBIDDEN: &[(&str, &str)] = &[
         "rustix::fs",
         "a filesystem system call; it belongs in `crate::fs`",
     ),
+    (
+        "Io::unbudgeted",
+        "a read outside the call's reply budget and audit note; pass `&ctx.io`",
+    ),
+    (
+        "Unbudgeted",
+        "a read outside the call's reply budget; pass `&ctx.io`",
+    ),
 ];
 
 /// Every `.rs` file under `dir`, depth first.

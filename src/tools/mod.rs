@@ -10,7 +10,10 @@
 //! and runs the tool. Each tool lives in its own file with its `Params`, its
 //! `run` and its `TOOL` entry.
 //! May touch: what the tools touch, through [`Ctx`]: the roots snapshot of
-//! the call, and the core in [`crate::fs`].
+//! the call, the call's facts (its reply budget, audit note and the
+//! server's spare buffer, [`crate::fs::io::Io`], passed to each reader and
+//! writer; the server's walk threads, passed to each walk in its bounds),
+//! and the core in [`crate::fs`].
 
 use rmcp::schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -175,8 +178,9 @@ pub struct Tool {
     pub run: fn(&Ctx, Value) -> Result<Output>,
 }
 
-/// What a tool call works with.
-#[derive(Debug, Clone)]
+/// What a tool call works with: everything a call knows is here, none of
+/// it in a global.
+#[derive(Debug)]
 pub struct Ctx {
     /// The roots in force when the call started; the call resolves every
     /// path against this one snapshot.
@@ -188,6 +192,11 @@ pub struct Ctx {
     /// Where a long walk or search reports how far it got, when the client
     /// asked for progress (its request carried a `progressToken`).
     pub progress: Option<Progress>,
+    /// The call's reply budget, audit note and the server's spare read
+    /// buffer: given to every file reader and writer the call uses.
+    pub io: crate::fs::io::Io,
+    /// The server's walk threads: given to every walk in its bounds.
+    pub walk: crate::fs::walk::WalkPool,
 }
 
 impl Ctx {
@@ -199,6 +208,7 @@ impl Ctx {
             cancel: self.cancel.clone(),
             progress: self.progress.clone(),
             deadline: None,
+            pool: self.walk.clone(),
         }
     }
 }

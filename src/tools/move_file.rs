@@ -62,7 +62,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    rename::rename(&s, &d, &cond, ctx.limits.max_walk_entries)?;
+    rename::rename(&s, &d, &cond, ctx.limits.max_walk_entries, &ctx.io.note)?;
     Ok(Output::Text(format!(
         "Successfully moved {} to {}",
         p.source, p.destination

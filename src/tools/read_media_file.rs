@@ -75,7 +75,7 @@ fn uri_path(t: &crate::fs::scope::Target) -> String {
 /// Reads the file and builds the block.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
-    let bytes = file::read_all(&t, ctx.limits.max_read_bytes)?;
+    let bytes = file::read_all(&ctx.io, &t, ctx.limits.max_read_bytes)?;
     let version = Version::of(&bytes);
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let leaf = t.segs.last().map(String::as_str).unwrap_or("");

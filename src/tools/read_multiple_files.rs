@@ -84,7 +84,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         let read = ctx
             .scope
             .resolve(path)
-            .and_then(|t| file::read_all(&t, limit));
+            .and_then(|t| file::read_all(&ctx.io, &t, limit));
         match read {
             Ok(bytes) => {
                 budget = budget.saturating_sub(bytes.len() as u64);

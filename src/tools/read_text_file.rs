@@ -94,12 +94,12 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             return Err(Error::HeadAndTail);
         }
         (Some(n), None) => {
-            let (text, version) = file::read_head(&t, n, limit)?;
+            let (text, version) = file::read_head(&ctx.io, &t, n, limit)?;
             let asked = n.ceil().min(u64::MAX as f64) as u64;
             (cut_head(&budget, text, asked), version)
         }
         (None, Some(n)) => {
-            let (text, version) = file::read_tail(&t, n, limit)?;
+            let (text, version) = file::read_tail(&ctx.io, &t, n, limit)?;
             (cut_tail(&budget, text), version)
         }
         (None, None) if ranged => {
@@ -113,15 +113,22 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                 cut_chars: budget.room(),
                 bytes: usize::try_from(limit).unwrap_or(usize::MAX),
             };
-            let ((mut text, end), version) =
-                file::read_range(&t, range, caps, MAX_LINE_SCAN_BYTES, &ctx.cancel, limit)?;
+            let ((mut text, end), version) = file::read_range(
+                &ctx.io,
+                &t,
+                range,
+                caps,
+                MAX_LINE_SCAN_BYTES,
+                &ctx.cancel,
+                limit,
+            )?;
             if let Some(notice) = range_notice(&budget, limit, range, end) {
                 append_notice(&mut text, &notice);
             }
             (text, version)
         }
         (None, None) => {
-            let bytes = file::read_all(&t, limit)?;
+            let bytes = file::read_all(&ctx.io, &t, limit)?;
             let version = Version::of(&bytes);
             let text = match String::from_utf8(bytes) {
                 Ok(s) => s,

@@ -229,7 +229,7 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
     } else {
         // One file: opened as the read tools open it (regular files only,
         // never blocking).
-        let (file, _) = crate::fs::file::open_regular(&t)?;
+        let (file, _) = crate::fs::file::open_regular(&ctx.io, &t)?;
         search_file(file, &t.given, &grep, &bounds, from.as_ref(), &mut reply)
     };
     let Searched {

@@ -54,6 +54,6 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    let version = atomic::write_if(&t, p.content.as_bytes(), &cond)?;
+    let version = atomic::write_if(&t, p.content.as_bytes(), &cond, &ctx.io.note)?;
     Ok(Output::Text(format!("Successfully wrote to {}", p.path)).with_version(Some(&version)))
 }

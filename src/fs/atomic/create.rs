@@ -73,6 +73,7 @@ impl Dest {
     /// put into a directory moved out of the root meanwhile is removed).
     pub fn create_new(
         &self,
+        note: &Noting,
         fill: impl FnOnce(&mut cap_std::fs::File) -> Result<()>,
     ) -> Result<()> {
         self.check_parent()?;
@@ -104,7 +105,7 @@ impl Dest {
         {
             tracing::warn!(error = %e, "fsync of the directory after a create failed");
         }
-        if journal.is_some() || crate::audit::note::active() {
+        if journal.is_some() || note.active() {
             let (after, len) = match file::version_in(
                 &self.parent,
                 &self.leaf,
@@ -122,7 +123,7 @@ impl Dest {
                 before: None,
                 after,
             };
-            crate::audit::note::changed(change, len);
+            note.changed(change, len);
         }
         Ok(())
     }

@@ -49,6 +49,7 @@ use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permi
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, XattrFlags, renameat_with};
 use rustix::io::Errno;
 
+use crate::audit::Noting;
 use crate::error::{Error, OsPaths, Result};
 use crate::fs::file;
 use crate::fs::ifmatch::{self, Condition, WriteLock};
@@ -323,9 +324,10 @@ impl Dest {
     }
 
     /// Reads the current file, of at most `limit` bytes, through the
-    /// parent handle the write will go through.
-    pub fn read_all(&self, limit: u64) -> Result<Vec<u8>> {
-        file::read_all_in(&self.parent, &self.leaf, &self.given, limit)
+    /// parent handle the write will go through, within the call's reply
+    /// budget (`io`).
+    pub fn read_all(&self, io: &crate::fs::io::Io, limit: u64) -> Result<Vec<u8>> {
+        file::read_all_in(io, &self.parent, &self.leaf, &self.given, limit)
     }
 
     /// The directory the file lives in (opened beneath its root).

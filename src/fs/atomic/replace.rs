@@ -18,14 +18,15 @@ impl Dest {
     /// handle before the rename, and `rename` replaces the name itself (a link
     /// swapped in is replaced, never followed).
     ///
-    /// Returns the version written.
-    pub fn replace(&self, bytes: &[u8], guard: Guard) -> Result<Version> {
+    /// Returns the version written; the change is noted in `note` (the
+    /// call's audit note).
+    pub fn replace(&self, bytes: &[u8], guard: Guard, note: &Noting) -> Result<Version> {
         self.check_writable()?;
         self.check_parent()?;
         let journal = crate::journal::active();
         // For the audit record: the version replaced (known when checked;
         // with the journal, hashed as it is kept).
-        let before = match (&guard, crate::audit::note::active()) {
+        let before = match (&guard, note.active()) {
             (Guard::Content { version, .. }, _) => Some(version.clone()),
             (_, true) if self.exists() && journal.is_none() => file::version_in(
                 &self.parent,
@@ -50,7 +51,7 @@ impl Dest {
                 return Err(e);
             }
         };
-        let audit = crate::audit::note::active();
+        let audit = note.active();
         let after = Version::of(bytes);
         let kept_before = kept.as_ref().and_then(|k| k.before.clone());
         match journal {
@@ -73,7 +74,7 @@ impl Dest {
                 before: before.or(kept_before),
                 after: Some(after.clone()),
             };
-            crate::audit::note::changed(change, bytes.len() as u64);
+            note.changed(change, bytes.len() as u64);
         }
         Ok(after)
     }
@@ -310,16 +311,18 @@ impl Dest {
     }
 }
 
-/// Locates `t` and replaces its content with `bytes` (`write_file`).
-pub fn write(t: &Target, bytes: &[u8]) -> Result<()> {
-    Dest::locate(t)?.replace(bytes, Guard::None).map(drop)
+/// Locates `t` and replaces its content with `bytes` (`write_file`),
+/// noting the change in `note`.
+pub fn write(t: &Target, bytes: &[u8], note: &Noting) -> Result<()> {
+    Dest::locate(t)?.replace(bytes, Guard::None, note).map(drop)
 }
 
 /// Locates `t` and replaces its content with `bytes` if `cond` holds
 /// (`write_file` with `ifMatch` or `--require-if-match`): the check and
 /// the replacement under one [`WriteLock`], the replaced file verified
-/// after the exchange. Returns the version written.
-pub fn write_if(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<Version> {
+/// after the exchange. Returns the version written, the change noted in
+/// `note`.
+pub fn write_if(t: &Target, bytes: &[u8], cond: &Condition<'_>, note: &Noting) -> Result<Version> {
     let mut dest = Dest::locate(t)?;
     let _lock = dest.lock();
     let guard = match dest.check(cond)? {
@@ -330,5 +333,5 @@ pub fn write_if(t: &Target, bytes: &[u8], cond: &Condition<'_>) -> Result<Versio
         },
         None => Guard::None,
     };
-    dest.replace(bytes, guard)
+    dest.replace(bytes, guard, note)
 }

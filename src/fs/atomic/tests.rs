@@ -53,10 +53,10 @@ fn replaces_keeping_mode_and_creates_with_umask() {
     root.dir
         .set_permissions("f", Permissions::from_mode(0o640))
         .unwrap();
-    write(&target(&root, "f"), b"new").unwrap();
+    write(&target(&root, "f"), b"new", &Noting::OFF).unwrap();
     assert_eq!(root.dir.read("f").unwrap(), b"new");
     assert_eq!(root.dir.metadata("f").unwrap().mode() & 0o7777, 0o640);
-    write(&target(&root, "g"), b"fresh").unwrap();
+    write(&target(&root, "g"), b"fresh", &Noting::OFF).unwrap();
     root.dir.write("probe", "").unwrap(); // what the umask gives 0666
     let want = root.dir.metadata("probe").unwrap().mode() & 0o777;
     assert_eq!(root.dir.metadata("g").unwrap().mode() & 0o777, want);
@@ -75,7 +75,9 @@ fn a_failure_after_the_temp_exists_removes_it_and_keeps_the_target() {
     // Someone else changes the file after it was located.
     std::thread::sleep(std::time::Duration::from_millis(10));
     root.dir.write("f", "v2-other").unwrap();
-    let err = dest.replace(b"mine", Guard::Unchanged).unwrap_err();
+    let err = dest
+        .replace(b"mine", Guard::Unchanged, &Noting::OFF)
+        .unwrap_err();
     assert!(matches!(err, Error::Changed { .. }), "{err}");
     assert_eq!(root.dir.read("f").unwrap(), b"v2-other");
     assert_eq!(names(&root), ["f"]);
@@ -85,7 +87,7 @@ fn a_failure_after_the_temp_exists_removes_it_and_keeps_the_target() {
     root.dir.remove_file("f").unwrap();
     root.dir.create_dir("f").unwrap();
     root.dir.write("f/keep", "k").unwrap();
-    assert!(dest.replace(b"mine", Guard::None).is_err());
+    assert!(dest.replace(b"mine", Guard::None, &Noting::OFF).is_err());
     assert_eq!(root.dir.read("f/keep").unwrap(), b"k");
     assert_eq!(names(&root), ["f"]);
 }
@@ -105,7 +107,9 @@ fn a_change_after_the_check_is_swapped_back_by_content() {
         limit: 1 << 20,
         named,
     };
-    let err = dest.replace(b"mine", guard(true)).unwrap_err();
+    let err = dest
+        .replace(b"mine", guard(true), &Noting::OFF)
+        .unwrap_err();
     assert!(matches!(err, Error::VersionMismatch { .. }), "{err}");
     assert!(
         err.to_string().contains(Version::of(b"v2-bbbb").as_str()),
@@ -114,7 +118,9 @@ fn a_change_after_the_check_is_swapped_back_by_content() {
     assert_eq!(root.dir.read("f").unwrap(), b"v2-bbbb");
     assert_eq!(names(&root), ["f"]);
     // Without ifMatch (edit_file's own check) it is a plain "changed".
-    let err = dest.replace(b"mine", guard(false)).unwrap_err();
+    let err = dest
+        .replace(b"mine", guard(false), &Noting::OFF)
+        .unwrap_err();
     assert!(matches!(err, Error::Changed { .. }), "{err}");
     assert_eq!(root.dir.read("f").unwrap(), b"v2-bbbb");
     assert_eq!(names(&root), ["f"]);
@@ -126,7 +132,7 @@ fn a_change_after_the_check_is_swapped_back_by_content() {
         limit: 1 << 20,
         named: true,
     };
-    dest.replace(b"mine", ok).unwrap();
+    dest.replace(b"mine", ok, &Noting::OFF).unwrap();
     assert_eq!(root.dir.read("f").unwrap(), b"mine");
     assert_eq!(names(&root), ["f"]);
 }
@@ -138,7 +144,7 @@ fn read_only_targets_are_refused_without_a_temp() {
     root.dir
         .set_permissions("ro", Permissions::from_mode(0o444))
         .unwrap();
-    let err = write(&target(&root, "ro"), b"x").unwrap_err();
+    let err = write(&target(&root, "ro"), b"x", &Noting::OFF).unwrap_err();
     assert!(matches!(err, Error::ReadOnly { mode: 0o444, .. }), "{err}");
     assert_eq!(root.dir.read("ro").unwrap(), b"keep");
     assert_eq!(names(&root), ["ro"]);
@@ -152,28 +158,32 @@ fn final_symlinks_are_followed_inside_and_refused_otherwise() {
     root.dir.symlink("sub/real", "in").unwrap();
     root.dir.symlink("nowhere", "dangling").unwrap();
     root.dir.symlink("sub", "dirlink").unwrap();
-    write(&target(&root, "in"), b"via").unwrap();
+    write(&target(&root, "in"), b"via", &Noting::OFF).unwrap();
     assert_eq!(root.dir.read("sub/real").unwrap(), b"via");
     assert!(root.dir.symlink_metadata("in").unwrap().is_symlink());
-    let err = write(&target(&root, "dangling"), b"x").unwrap_err();
+    let err = write(&target(&root, "dangling"), b"x", &Noting::OFF).unwrap_err();
     assert!(matches!(err, Error::DanglingSymlink { .. }), "{err}");
     assert!(root.dir.symlink_metadata("nowhere").is_err());
-    let err = write(&target(&root, "dirlink"), b"x").unwrap_err();
+    let err = write(&target(&root, "dirlink"), b"x", &Noting::OFF).unwrap_err();
     assert!(err.to_string().starts_with("EISDIR"), "{err}");
     // An absolute link is refused even when it points inside.
     #[allow(clippy::disallowed_methods)] // cap-std will not create one
     std::os::unix::fs::symlink(tmp.path().join("sub/real"), tmp.path().join("abs")).unwrap();
-    assert!(write(&target(&root, "abs"), b"x").unwrap_err().is_outside());
+    assert!(
+        write(&target(&root, "abs"), b"x", &Noting::OFF)
+            .unwrap_err()
+            .is_outside()
+    );
     // Out of the root, to a name that exists or not: the same refusal.
     root.dir.symlink("../../x", "sub/up").unwrap();
     assert!(
-        write(&target(&root, "sub/up"), b"x")
+        write(&target(&root, "sub/up"), b"x", &Noting::OFF)
             .unwrap_err()
             .is_outside()
     );
     root.dir.symlink("..", "sub/parent").unwrap();
     assert!(
-        write(&target(&root, "sub/parent"), b"x")
+        write(&target(&root, "sub/parent"), b"x", &Noting::OFF)
             .unwrap_err()
             .to_string()
             .starts_with("EISDIR")
@@ -191,13 +201,13 @@ fn chained_and_climbing_links_are_followed_hop_by_hop_and_loops_end() {
     root.dir.symlink("sub/up", "chain").unwrap();
     // `sub/deeper/..` is resolved by the kernel: `sub`, whatever the string says.
     root.dir.symlink("deeper/../up", "sub/round").unwrap();
-    write(&target(&root, "chain"), b"1").unwrap();
+    write(&target(&root, "chain"), b"1", &Noting::OFF).unwrap();
     assert_eq!(root.dir.read("top.txt").unwrap(), b"1");
-    write(&target(&root, "sub/round"), b"2").unwrap();
+    write(&target(&root, "sub/round"), b"2", &Noting::OFF).unwrap();
     assert_eq!(root.dir.read("top.txt").unwrap(), b"2");
     root.dir.symlink("l2", "l1").unwrap();
     root.dir.symlink("l1", "l2").unwrap();
-    let err = write(&target(&root, "l1"), b"x").unwrap_err();
+    let err = write(&target(&root, "l1"), b"x", &Noting::OFF).unwrap_err();
     assert!(err.to_string().starts_with("ELOOP"), "{err}");
     assert_eq!(names(&root), ["chain", "l1", "l2", "sub", "top.txt"]);
 }

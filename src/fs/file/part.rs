@@ -2,6 +2,8 @@
 //! `n` (read from the end), or a range streamed from the start in constant
 //! memory (a hole before the range skipped, not read), each bounded by the
 //! scan limit, and the head/tail line logic as the reference has it.
+//! Each reader takes the call's facts ([`Io`]): its reply budget covers
+//! what a read holds, and its audit note counts what was read.
 //! May touch: a root `Dir`, by relative path (through [`super::open_regular`]).
 
 use std::io::{Read, Seek, SeekFrom};
@@ -11,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CHUNK, Covered, open_regular};
 use crate::error::{Error, Result};
+use crate::fs::io::Io;
 use crate::fs::scope::Target;
 use crate::fs::version::{self, Version};
 use crate::text::lines;
@@ -18,22 +21,29 @@ use crate::text::lines;
 /// The first `n` lines, as the reference's `head` returns them, and the
 /// version of the whole file (when it is within `limit`, see
 /// [`version::with_read`]).
-pub fn read_head(t: &Target, n: f64, limit: u64) -> Result<(String, Option<Version>)> {
-    let (file, size) = open_regular(t)?;
+pub fn read_head(io: &Io, t: &Target, n: f64, limit: u64) -> Result<(String, Option<Version>)> {
+    let (file, size) = open_regular(io, t)?;
     version::with_read(&file, limit, &t.given, || {
-        let text = head_from(&file, size, t, n, limit)?;
-        crate::audit::note::read(text.len() as u64);
+        let text = head_from(io, &file, size, t, n, limit)?;
+        io.note.read(text.len() as u64);
         Ok(text)
     })
 }
 
-fn head_from(mut file: &File, size: u64, t: &Target, n: f64, limit: u64) -> Result<String> {
+fn head_from(
+    io: &Io,
+    mut file: &File,
+    size: u64,
+    t: &Target,
+    n: f64,
+    limit: u64,
+) -> Result<String> {
     let given = t.given.as_str();
     if n <= 0.0 || n.is_nan() {
         return Ok(String::new());
     }
     let want = n.ceil().min(u64::MAX as f64) as u64;
-    let mut covered = Covered(size);
+    let mut covered = Covered::new(io, size);
     let mut buf = Vec::new();
     let mut newlines = 0u64;
     let mut chunk = vec![0u8; CHUNK];
@@ -61,16 +71,23 @@ fn head_from(mut file: &File, size: u64, t: &Target, n: f64, limit: u64) -> Resu
 /// The last `n` lines, as the reference's `tail` returns them, and the
 /// version of the whole file (as [`read_head`]). Reads only from the end
 /// of the file (the version alone reads it whole, within `limit`).
-pub fn read_tail(t: &Target, n: f64, limit: u64) -> Result<(String, Option<Version>)> {
-    let (file, size) = open_regular(t)?;
+pub fn read_tail(io: &Io, t: &Target, n: f64, limit: u64) -> Result<(String, Option<Version>)> {
+    let (file, size) = open_regular(io, t)?;
     version::with_read(&file, limit, &t.given, || {
-        let text = tail_from(&file, size, t, n, limit)?;
-        crate::audit::note::read(text.len() as u64);
+        let text = tail_from(io, &file, size, t, n, limit)?;
+        io.note.read(text.len() as u64);
         Ok(text)
     })
 }
 
-fn tail_from(mut file: &File, size: u64, t: &Target, n: f64, limit: u64) -> Result<String> {
+fn tail_from(
+    io: &Io,
+    mut file: &File,
+    size: u64,
+    t: &Target,
+    n: f64,
+    limit: u64,
+) -> Result<String> {
     let given = t.given.as_str();
     if n < 0.0 || n.is_nan() {
         return Ok(String::new());
@@ -81,7 +98,7 @@ fn tail_from(mut file: &File, size: u64, t: &Target, n: f64, limit: u64) -> Resu
         if size > limit {
             return Err(scan_limit(given, limit));
         }
-        let mut covered = Covered(size);
+        let mut covered = Covered::new(io, size);
         let mut buf = Vec::new();
         let mut chunk = vec![0u8; CHUNK];
         let mut room = limit.saturating_add(1);
@@ -137,6 +154,7 @@ fn tail_from(mut file: &File, size: u64, t: &Target, n: f64, limit: u64) -> Resu
 /// cancellation between chunks. With it, the version of the whole file (as
 /// [`read_head`]; hashing it reads the file whole, within `limit`).
 pub fn read_range(
+    io: &Io,
     t: &Target,
     range: lines::Range,
     caps: lines::Caps,
@@ -144,10 +162,10 @@ pub fn read_range(
     cancel: &CancellationToken,
     limit: u64,
 ) -> Result<((String, lines::End), Option<Version>)> {
-    let (file, _) = open_regular(t)?;
+    let (file, _) = open_regular(io, t)?;
     version::with_read(&file, limit, &t.given, || {
         let out = range_from(&file, t, range, caps, max_scan, cancel)?;
-        crate::audit::note::read(out.0.len() as u64);
+        io.note.read(out.0.len() as u64);
         Ok(out)
     })
 }

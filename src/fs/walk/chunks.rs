@@ -20,7 +20,7 @@ pub use super::grep::Grep;
 use super::grep::{Halt, Want, search_listed, search_one};
 use super::ignores::ancestor_levels;
 use super::open::{DirCache, open_listed_in};
-use super::{Bounds, Stop, Tally, fds, pool};
+use super::{Bounds, Stop, Tally, fds};
 use crate::error::{Error, Result};
 use crate::fs::cursor::{Cursor, FLAG_AFTER};
 use crate::fs::scope::Target;
@@ -121,7 +121,7 @@ pub fn search_tree(
     } else {
         (Vec::new(), 0)
     };
-    let Some(pool) = pool::pool() else {
+    let Some(pool) = bounds.pool.get() else {
         return Err(Error::Internal(
             "Cannot search: the walk threads could not be started".to_owned(),
         ));

@@ -6,7 +6,8 @@
 //! reused, name-sorted [`Listing`]), opening what a walk reaches (`fds`:
 //! one entry name beneath its parent's fd, `O_NOFOLLOW`, and the count of
 //! opens that ran out of descriptors, so a walk that lost a directory says
-//! so), the walk threads (`pool`), and the three orders a tool walks in:
+//! so), the walk threads (`pool`: the server's [`WalkPool`], handed to each
+//! walk in its [`Bounds`]), and the three orders a tool walks in:
 //! - the whole tree, in parallel, folded a directory at a time ([`tree`]:
 //!   `directory_tree`, `search_files`);
 //! - one entry at a time from a position, stopping when a page is full
@@ -51,7 +52,7 @@ pub mod tree;
 
 pub use entries::{Entry, Kind, Listing, read_entries, read_entries_fd, with_listing};
 pub use fds::{note_open_error, open_at};
-pub use pool::{set_walk_threads, walk_threads};
+pub use pool::WalkPool;
 
 /// Bounds, cancellation and progress of one walk, whichever its order.
 #[derive(Debug, Clone)]
@@ -71,6 +72,9 @@ pub struct Bounds {
     /// Only the content search has one (the file walk and the search of
     /// its files stop at it); the tree and paged walks are given `None`.
     pub deadline: Option<Instant>,
+    /// The server's walk threads, which the tree walk and the content
+    /// search run on (the paged walk runs on the caller's thread).
+    pub pool: WalkPool,
 }
 
 impl Bounds {
@@ -238,6 +242,7 @@ mod tests {
             cancel: CancellationToken::new(),
             progress: None,
             deadline: None,
+            pool: WalkPool::new(0),
         }
     }
 

@@ -283,6 +283,7 @@ mod tests {
             cancel: CancellationToken::new(),
             progress: None,
             deadline: None,
+            pool: crate::fs::walk::WalkPool::new(0),
         }
     }
 

@@ -1,11 +1,12 @@
 //! The walk threads: a small rayon pool, one thread per CPU, with big
 //! stacks, shared by every walk and by the content search's file search.
 //!
-//! Owns: the pool and its size ([`set_walk_threads`], [`walk_threads`]).
+//! Owns: [`WalkPool`], made once by the server at startup with the CPU
+//! count startup computed, and handed to each walk in its [`super::Bounds`];
+//! its threads start with the first walk.
 //! May touch: nothing (it starts threads).
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Stack of each walk thread. The walk recurses once per directory level,
 /// plus rayon's join frames (more of them on machines with more cores), so
@@ -14,38 +15,60 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// 400 levels (release: about 1500). Only the pages touched become resident.
 const WALK_STACK_BYTES: usize = 64 << 20;
 
-/// How many walk threads to start; 0 until [`set_walk_threads`] is called.
-static WALK_THREADS: AtomicUsize = AtomicUsize::new(0);
+/// The walk threads of one server: cloned into each walk's bounds (one
+/// pool, shared), started on first use.
+#[derive(Clone)]
+pub struct WalkPool(Arc<Lazy>);
 
-/// Sets the number of walk threads, before the first walk. Startup calls it
-/// with the CPU count it computed before Landlock: asked later, the standard
-/// library reads `/proc/self/cgroup` and `/sys/fs/cgroup`, host paths that
-/// tuls does not touch after startup.
-pub fn set_walk_threads(n: usize) {
-    WALK_THREADS.store(n, Ordering::Relaxed);
+struct Lazy {
+    threads: usize,
+    pool: OnceLock<Option<rayon::ThreadPool>>,
 }
 
-/// The CPU count given to [`set_walk_threads`] (2 when it was not called).
-pub fn walk_threads() -> usize {
-    match WALK_THREADS.load(Ordering::Relaxed) {
-        0 => 2,
-        n => n,
+impl WalkPool {
+    /// A pool of `threads` walk threads (0: rayon's default, as in unit
+    /// tests), not started yet. Startup gives the CPU count it computed
+    /// before Landlock: asked later, the standard library reads
+    /// `/proc/self/cgroup` and `/sys/fs/cgroup`, host paths that tuls does
+    /// not touch after startup.
+    pub fn new(threads: usize) -> WalkPool {
+        WalkPool(Arc::new(Lazy {
+            threads,
+            pool: OnceLock::new(),
+        }))
+    }
+
+    /// The CPU count the pool was made with (2 when it was 0).
+    pub fn threads(&self) -> usize {
+        match self.0.threads {
+            0 => 2,
+            n => n,
+        }
+    }
+
+    /// The walk threads, started on first use; `None` when they could not
+    /// be started.
+    pub(super) fn get(&self) -> Option<&rayon::ThreadPool> {
+        self.0
+            .pool
+            .get_or_init(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(self.0.threads)
+                    .thread_name(|i| format!("tuls-walk-{i}"))
+                    .stack_size(WALK_STACK_BYTES)
+                    .build()
+                    .map_err(|e| tracing::warn!(error = %e, "cannot start the walk threads"))
+                    .ok()
+            })
+            .as_ref()
     }
 }
 
-/// The walk threads: one per CPU (as set by [`set_walk_threads`]; rayon's
-/// default when unset, as in unit tests), with big stacks. The content
-/// search uses them too.
-pub(super) fn pool() -> Option<&'static rayon::ThreadPool> {
-    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(WALK_THREADS.load(Ordering::Relaxed))
-            .thread_name(|i| format!("tuls-walk-{i}"))
-            .stack_size(WALK_STACK_BYTES)
-            .build()
-            .map_err(|e| tracing::warn!(error = %e, "cannot start the walk threads"))
-            .ok()
-    })
-    .as_ref()
+impl std::fmt::Debug for WalkPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WalkPool")
+            .field("threads", &self.0.threads)
+            .field("started", &self.0.pool.get().is_some())
+            .finish()
+    }
 }

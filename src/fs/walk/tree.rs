@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use rayon::prelude::*;
 
 use super::fds::{dir_flags, open_at, open_start};
-use super::{Bounds, Entry, Kind, Stop, Tally, pool, with_listing};
+use super::{Bounds, Entry, Kind, Stop, Tally, with_listing};
 use crate::error::{Error, Result};
 use crate::fs::scope::Start;
 use crate::rules::Hide;
@@ -158,7 +158,7 @@ pub fn fold<F: ParFold>(
     // Every level of the recursion runs on a walk thread, never on the
     // caller's (smaller) stack.
     let walk = || walk_dir(start, "", 1, visitor, &shared);
-    let Some(pool) = pool::pool() else {
+    let Some(pool) = bounds.pool.get() else {
         return Err(Error::Internal(
             "Cannot walk the tree: the walk threads could not be started".to_owned(),
         ));

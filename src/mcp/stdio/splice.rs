@@ -2,14 +2,19 @@
 //! frame holds it (the content block and `structuredContent`).
 //!
 //! Owns: the scratch buffers the writer reuses for that, and the marker
-//! that stands in for the text while the frame is serialized.
+//! that stands in for the text while the frame is serialized. A written
+//! text's buffer goes back to the server's spare read buffer
+//! ([`crate::fs::file::Spare`]), which the writer is handed at startup.
 //! May touch: the writer it is given.
 
 use rmcp::RoleServer;
 use rmcp::model::{JsonRpcMessage, ServerResult};
 use rmcp::service::TxJsonRpcMessage;
 
+use std::sync::Arc;
+
 use super::frame::{Extra, write_framed};
+use crate::fs::file::Spare;
 use crate::mcp::reply::mirrors;
 
 /// A text reply at least this long is escaped once and spliced into its
@@ -36,10 +41,13 @@ pub(super) struct Splice {
     quoted: Vec<u8>,
     escaped: Vec<u8>,
     frame: Vec<u8>,
+    /// Where a written text's buffer goes for the next large read.
+    spare: Arc<Spare>,
 }
 
 impl Splice {
-    pub(super) fn new() -> Self {
+    /// Scratch space that hands written texts' buffers to `spare`.
+    pub(super) fn new(spare: Arc<Spare>) -> Self {
         let mut nonce = [0u8; 16];
         // Without randomness the marker is still unusual; the frame check
         // below (exactly two occurrences) keeps the output correct anyway.
@@ -51,6 +59,7 @@ impl Splice {
             marker,
             escaped: Vec::new(),
             frame: Vec::new(),
+            spare,
         }
     }
 
@@ -116,7 +125,7 @@ impl Splice {
         }
         self.escaped.push(b'"');
         out.write_all(self.escaped.get(written..).unwrap_or_default())?;
-        crate::fs::file::give_back(text.into_bytes());
+        self.spare.give_back(text.into_bytes());
         out.write_all(middle)?;
         out.write_all(&self.escaped)?;
         out.write_all(tail)?;

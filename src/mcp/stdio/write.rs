@@ -89,7 +89,11 @@ impl std::io::Write for RawStdout {
     }
 }
 
-pub(super) fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks) {
+pub(super) fn write_loop(
+    mut rx: tokio::sync::mpsc::Receiver<Out>,
+    hooks: Hooks,
+    spare: std::sync::Arc<crate::fs::file::Spare>,
+) {
     // Not a pipe, or a lower limit: the kernel's default stays, which is
     // only slower. (Linux only; macOS pipes cannot be resized.)
     #[cfg(target_os = "linux")]
@@ -98,7 +102,7 @@ pub(super) fn write_loop(mut rx: tokio::sync::mpsc::Receiver<Out>, hooks: Hooks)
         64 * 1024,
         RawStdout(std::io::stdout().lock()),
     ));
-    let mut splice = Splice::new();
+    let mut splice = Splice::new(spare);
     while let Some(first) = rx.blocking_recv() {
         let mut next = Some(first);
         while let Some(item) = next.take() {
@@ -154,7 +158,7 @@ mod tests {
         let msg = |r: CallToolResult| -> TxJsonRpcMessage<RoleServer> {
             JsonRpcMessage::response(ServerResult::CallToolResult(r), RequestId::Number(3))
         };
-        let mut splice = Splice::new();
+        let mut splice = Splice::new(Default::default());
         let mut wire = |r: CallToolResult| -> serde_json::Value {
             let mut out = Vec::new();
             write_message(&mut out, msg(r), &mut splice).unwrap();
@@ -188,7 +192,7 @@ mod tests {
     #[test]
     fn large_text_is_spliced_byte_for_byte_as_serde_writes_it() {
         use rmcp::model::ContentBlock;
-        let mut splice = Splice::new();
+        let mut splice = Splice::new(Default::default());
         let big: String = (0..3000)
             .map(|i| format!("line {i}: \"q\" \\ \t é\u{1}\n"))
             .collect();
@@ -215,7 +219,7 @@ mod tests {
     #[test]
     fn a_text_written_in_pieces_is_spliced_byte_for_byte() {
         use rmcp::model::ContentBlock;
-        let mut splice = Splice::new();
+        let mut splice = Splice::new(Default::default());
         let m = |r: CallToolResult| -> TxJsonRpcMessage<RoleServer> {
             JsonRpcMessage::response(ServerResult::CallToolResult(r), RequestId::Number(1))
         };
