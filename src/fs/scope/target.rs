@@ -144,7 +144,7 @@ impl Target {
     /// Refuses a write (`op` names it in the error) to a path the rules
     /// make read-only, or hide, or that the walk could not reach.
     pub fn check_write(&self, op: &'static str) -> Result<()> {
-        let Some(w) = &self.walked else {
+        let Some(w) = self.walked_for_write()? else {
             return Ok(());
         };
         if let Some(errno) = w.void {
@@ -162,6 +162,20 @@ impl Target {
     /// The rule walk's result, when rules are in force.
     pub fn walked(&self) -> Option<&Walked> {
         self.walked.as_ref()
+    }
+
+    /// The rule walk's result for a write: every writer asks for it this
+    /// way. A target of a root with rules that was not walked (resolved for
+    /// a read, [`crate::fs::scope::Intent::Read`]) is refused with an
+    /// internal error: the rules were never matched on it.
+    pub fn walked_for_write(&self) -> Result<Option<&Walked>> {
+        match &self.walked {
+            None if !self.root.rules.is_empty() => Err(Error::Internal(format!(
+                "'{}' was resolved for reading only: path rules were not checked for a write",
+                self.given
+            ))),
+            w => Ok(w.as_ref()),
+        }
     }
 
     /// Opens the directory this target names as the start of a walk, with
