@@ -355,6 +355,7 @@ impl Quick {
     /// directory with `plan` is hidden, when that can be told from the
     /// name: `None` leaves it to the full set. `globs` gives the hide
     /// globs, all of them, in their order (compiled when first asked for).
+    #[inline]
     pub(super) fn hides<'g>(
         &self,
         plan: &Plan,
