@@ -21,7 +21,10 @@ use crate::rules::{Effect, Hide};
 /// ([`crate::fs::canon::walk`]): operations go through the handle the walk produced
 /// ([`Target::dir`], [`Target::open_dir`]) and the rules' verdict is in
 /// force ([`Target::check_write`]). Without rules, they go through the root
-/// handle and the kernel's beneath resolution, as before.
+/// handle and the kernel's beneath resolution, as before; so does a path
+/// resolved for reading in a root whose rules hide nothing
+/// ([`crate::fs::scope::Intent::Read`]), which no writer takes
+/// ([`Target::walked_for_write`]).
 #[derive(Debug, Clone)]
 pub struct Target {
     /// The root the path lies under.
@@ -33,7 +36,8 @@ pub struct Target {
     pub trailing_slash: bool,
     /// The path exactly as the client gave it, for messages.
     pub given: String,
-    /// The rule walk's result, when rules are in force.
+    /// The rule walk's result, when rules are in force (and the path was
+    /// not resolved for reading where no rule hides).
     pub(super) walked: Option<Walked>,
 }
 
