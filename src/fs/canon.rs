@@ -465,7 +465,7 @@ pub fn move_keeps_rules(
 /// directory whose contents the rules would see differently after the
 /// move (when rules are in force for either root).
 pub fn check_move(s: &Target, d: &Target, sdir: &Dir, leaf: &str, budget: usize) -> Result<()> {
-    if s.walked().is_none() && d.walked().is_none() {
+    if s.walked_for_write()?.is_none() && d.walked_for_write()?.is_none() {
         return Ok(());
     }
     for t in [s, d] {

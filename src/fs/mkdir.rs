@@ -27,7 +27,7 @@ use crate::fs::scope::Target;
 /// Creates the directory `t` names and its missing parents; an existing
 /// directory is success.
 pub fn create_dir_all(t: &Target) -> Result<()> {
-    if t.walked().is_some() {
+    if t.walked_for_write()?.is_some() {
         return create_walked(t);
     }
     let given = t.given.as_str();
@@ -74,7 +74,7 @@ fn existing_dir(dir: &Dir, prefix: &str, last: bool, given: &str) -> Result<()> 
 /// `create_directory`'s `mkdir -p`. `given` is the client's path.
 fn create_walked(t: &Target) -> Result<()> {
     let given = t.given.as_str();
-    let Some(w) = t.walked() else {
+    let Some(w) = t.walked_for_write()? else {
         return Err(Error::Internal("create target was not walked".to_owned()));
     };
     let mkdir = |e: std::io::Error| Error::io("mkdir", given, &e);

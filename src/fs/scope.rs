@@ -32,6 +32,22 @@ mod target;
 
 pub use target::{Start, Target, join_display, still_reached};
 
+/// What a call may do through the paths it resolves, set once per call
+/// from its tool's capability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Intent {
+    /// Anything, writes included: in a root with path rules, every path
+    /// takes the rule walk ([`canon::walk`]).
+    #[default]
+    Any,
+    /// Reads only. In a root whose rules hide nothing (the built-in rules
+    /// only make paths read-only, which changes nothing for a read), a path
+    /// keeps the kernel's one-call resolution, as in a root without rules.
+    /// Such a target never reaches a write: the writer refuses it
+    /// ([`Target::walked_for_write`]).
+    Read,
+}
+
 /// The set of roots requests resolve against.
 #[derive(Debug)]
 pub struct Scope {
@@ -77,6 +93,7 @@ impl Scope {
             roots: now.roots,
             why_none: now.why_none,
             max_path_bytes: self.max_path_bytes,
+            intent: Intent::Any,
         }
     }
 
@@ -106,9 +123,17 @@ pub struct Snapshot {
     roots: Arc<Vec<Arc<Root>>>,
     why_none: Option<Arc<str>>,
     max_path_bytes: usize,
+    /// What the call may do through what it resolves.
+    intent: Intent,
 }
 
 impl Snapshot {
+    /// This snapshot, for a call that may only do what `intent` says.
+    pub fn with_intent(mut self, intent: Intent) -> Self {
+        self.intent = intent;
+        self
+    }
+
     /// The roots of this snapshot.
     pub fn roots(&self) -> &[Arc<Root>] {
         &self.roots
@@ -147,6 +172,11 @@ impl Snapshot {
         }
         let mut t = resolve_in(&self.roots, path, self.max_path_bytes)?;
         t.root.check_in_place(&t.given)?;
+        // A read in a root whose rules hide nothing: what the walk would
+        // find (a read-only effect) changes nothing for it.
+        if self.intent == Intent::Read && !t.root.rules.hides_any() {
+            return Ok(t);
+        }
         walk_rules(&mut t, last)?;
         Ok(t)
     }

@@ -36,7 +36,7 @@ use crate::audit::{Audit, Call, Noting};
 use crate::error::Error;
 use crate::fs::file::Spare;
 use crate::fs::io::Io;
-use crate::fs::scope::Scope;
+use crate::fs::scope::{Intent, Scope};
 use crate::fs::walk::WalkPool;
 use crate::limits::{Limits, MAX_CALLS_IN_FLIGHT};
 use crate::policy::Policy;
@@ -232,8 +232,15 @@ impl Server {
             cancel.clone(),
         ));
         let audit = self.inner.audit.as_deref();
+        // A tool that only reads resolves its paths for reading (the rule
+        // walk is skipped where the rules hide nothing; the writer refuses
+        // such a path).
+        let intent = match tool.capability {
+            tools::Capability::Read => Intent::Read,
+            tools::Capability::Write => Intent::Any,
+        };
         let ctx = Ctx {
-            scope: self.inner.scope.snapshot(),
+            scope: self.inner.scope.snapshot().with_intent(intent),
             limits,
             cancel,
             progress,
@@ -320,10 +327,12 @@ fn audited(
     result: Result<tools::Output, Error>,
     note: crate::audit::Note,
 ) -> Result<tools::Output, Error> {
+    // The canonical path as the rule walk finds it, whatever the tool.
+    let scope = ctx.scope.clone().with_intent(Intent::Any);
     let paths = given
         .into_iter()
         .map(|g| {
-            let canonical = ctx.scope.resolve(&g).ok().map(|t| {
+            let canonical = scope.resolve(&g).ok().map(|t| {
                 let rel = t.rel();
                 let base = t.root.display.trim_end_matches('/');
                 if rel == "." {

@@ -84,6 +84,15 @@ pub(super) struct LitSet {
     /// sets: most components are passed over on these two bits alone.
     head_bytes: [u64; 4],
     tail_bytes: [u64; 4],
+    /// The second bytes of `heads` and the next-to-last bytes of `tails`,
+    /// as bit sets, for a component of two bytes or more (every bit when a
+    /// literal has one byte); and whether one has a single byte, for a
+    /// component of one. Names that share a first or last byte with a
+    /// literal (`item05.rs` and `id_rsa`) mostly differ at the next one.
+    head_next: [u64; 4],
+    tail_next: [u64; 4],
+    head_short: bool,
+    tail_short: bool,
     /// Literals that end a component and do not start one, ordered by
     /// their last byte, indexed as `heads`.
     tails: Vec<Box<[u8]>>,
@@ -139,6 +148,21 @@ impl LitSet {
         };
         let head_bytes = bits(&mut heads.iter().map(|h| h.0[0]));
         let tail_bytes = bits(&mut tails.iter().map(|t| t[t.len() - 1]));
+        let head_short = heads.iter().any(|h| h.0.len() == 1);
+        let tail_short = tails.iter().any(|t| t.len() == 1);
+        let next = |short: bool, keys: &mut dyn Iterator<Item = u8>| {
+            if short { [u64::MAX; 4] } else { bits(keys) }
+        };
+        let head_next = next(
+            head_short,
+            &mut heads.iter().filter_map(|h| h.0.get(1).copied()),
+        );
+        let tail_next = next(
+            tail_short,
+            &mut tails
+                .iter()
+                .filter_map(|t| t.len().checked_sub(2).map(|i| t[i])),
+        );
         let inner = if inner.is_empty() {
             None
         } else {
@@ -157,6 +181,10 @@ impl LitSet {
             head_at,
             head_bytes,
             tail_bytes,
+            head_next,
+            tail_next,
+            head_short,
+            tail_short,
             tails,
             tail_at,
             inner,
@@ -182,26 +210,47 @@ impl LitSet {
 
     /// Whether the component `c` (no `/`) holds some literal at its place,
     /// leaving the inner ones aside.
+    #[inline]
     fn anchored_in(&self, c: &[u8]) -> bool {
         let (Some(&first), Some(&last)) = (c.first(), c.last()) else {
             return false;
         };
         let (first, last) = (self.key(first), self.key(last));
         let has = |set: &[u64; 4], b: usize| set[b >> 6] & (1 << (b & 63)) != 0;
-        if !has(&self.head_bytes, first) && !has(&self.tail_bytes, last) {
+        // A literal at the start needs the first byte and then the second
+        // (or has one byte); at the end, the last and the one before it.
+        let (head, tail) = match c.len() {
+            1 => (
+                self.head_short && has(&self.head_bytes, first),
+                self.tail_short && has(&self.tail_bytes, last),
+            ),
+            n => (
+                has(&self.head_bytes, first) && has(&self.head_next, self.key(c[1])),
+                has(&self.tail_bytes, last) && has(&self.tail_next, self.key(c[n - 2])),
+            ),
+        };
+        (head || tail) && self.anchored_at(c, head.then_some(first), tail.then_some(last))
+    }
+
+    /// [`LitSet::anchored_in`] past its filter: the literals starting with
+    /// byte `head` and those ending with byte `tail` (out of line: most
+    /// components stop at the filter).
+    #[inline(never)]
+    fn anchored_at(&self, c: &[u8], head: Option<usize>, tail: Option<usize>) -> bool {
+        if let Some(k) = head {
+            let heads = &self.heads[self.head_at[k] as usize..self.head_at[k + 1] as usize];
+            let fits =
+                |lit: &[u8], whole: bool| c.len() == lit.len() || (!whole && c.len() > lit.len());
+            if heads
+                .iter()
+                .any(|(lit, whole)| fits(lit, *whole) && self.eq(&c[..lit.len()], lit))
+            {
+                return true;
+            }
+        }
+        let Some(k) = tail else {
             return false;
-        }
-        let k = first;
-        let heads = &self.heads[self.head_at[k] as usize..self.head_at[k + 1] as usize];
-        let fits =
-            |lit: &[u8], whole: bool| c.len() == lit.len() || (!whole && c.len() > lit.len());
-        if heads
-            .iter()
-            .any(|(lit, whole)| fits(lit, *whole) && self.eq(&c[..lit.len()], lit))
-        {
-            return true;
-        }
-        let k = last;
+        };
         let tails = &self.tails[self.tail_at[k] as usize..self.tail_at[k + 1] as usize];
         tails
             .iter()
@@ -209,8 +258,16 @@ impl LitSet {
     }
 
     /// Whether the name `c` (one component) holds some literal at its place.
+    #[cfg(test)]
     pub(super) fn in_name(&self, c: &str) -> bool {
-        self.anchored_in(c.as_bytes()) || self.inner.as_ref().is_some_and(|ac| ac.is_match(c))
+        self.in_bytes(c.as_bytes())
+    }
+
+    /// Whether the name `c` (one component, its bytes) holds some literal
+    /// at its place.
+    #[inline]
+    pub(super) fn in_bytes(&self, c: &[u8]) -> bool {
+        self.anchored_in(c) || self.inner.as_ref().is_some_and(|ac| ac.is_match(c))
     }
 
     /// Whether some component of `path` holds some literal at its place.
@@ -251,6 +308,38 @@ mod tests {
         assert_eq!(literal("*"), None);
         assert_eq!(literal("**/*"), None);
         assert_eq!(literal("../*"), None);
+    }
+
+    /// The next byte in from either end passes over names that share the
+    /// first or last byte with a literal, and lets every name through
+    /// where a literal has one byte.
+    #[test]
+    fn the_next_byte_in_passes_over_near_misses() {
+        let set = |pats: &[&str], fold| {
+            let lits: Vec<Lit> = pats.iter().filter_map(|p| literal(p)).collect();
+            LitSet::new(&lits, fold).unwrap()
+        };
+        let s = set(&["id_rsa*", "*.jks", "*.pem"], false);
+        for hit in ["id_rsa", "id_rsa.pub", "a.jks", ".jks", "x.pem"] {
+            assert!(s.in_name(hit), "{hit}");
+        }
+        for miss in ["item05.rs", "i", "id", "s", "item.js", "x.pen", "ipem", "m"] {
+            assert!(!s.in_name(miss), "{miss}");
+        }
+        let s = set(&["k*", "*z", "id_rsa*", "*.pem"], false);
+        for hit in ["k", "kx", "ki", "z", "az", "id_rsa", "x.pem"] {
+            assert!(s.in_name(hit), "{hit}");
+        }
+        for miss in ["i", "id", "x", "m", "x.pex"] {
+            assert!(!s.in_name(miss), "{miss}");
+        }
+        let f = set(&["ID_RSA*", "*.JKS"], true);
+        for hit in ["Id_Rsa", "id_rsa.pub", "x.jKs"] {
+            assert!(f.in_name(hit), "{hit}");
+        }
+        for miss in ["iTem.rs", "I", "x.js"] {
+            assert!(!f.in_name(miss), "{miss}");
+        }
     }
 
     #[test]

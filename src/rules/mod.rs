@@ -466,7 +466,12 @@ impl Hide {
             .rposition(|&b| b == b'/')
             .map(|i| (&rel[..i], &rel[i + 1..]));
         let Some((dir, name)) = split else {
-            if let Some(h) = quick.hides(&self.plan, || self.rules.hide_globs(), rel, is_dir) {
+            if let Some(h) = quick.hides(
+                &self.plan,
+                || self.rules.hide_globs(),
+                rel.as_bytes(),
+                is_dir,
+            ) {
                 return h;
             }
             return self.full(rel, is_dir);
@@ -495,7 +500,7 @@ impl Hide {
                 *plan = Some(quick.plan(&full));
             }
             plan.as_ref()
-                .and_then(|p| quick.hides(p, || self.rules.hide_globs(), name, is_dir))
+                .and_then(|p| quick.hides(p, || self.rules.hide_globs(), name.as_bytes(), is_dir))
         });
         decided.unwrap_or_else(|| self.full(rel, is_dir))
     }
@@ -535,6 +540,13 @@ pub struct HideDir<'a> {
 impl HideDir<'_> {
     /// Whether the entry `name` of this directory is hidden.
     pub fn hides(&mut self, name: &str, is_dir: bool) -> bool {
+        self.hides_bytes(name.as_bytes(), is_dir)
+    }
+
+    /// [`HideDir::hides`] of a name as the directory gives it (one that is
+    /// not UTF-8 is matched as its lossy spelling): most names are decided
+    /// without a UTF-8 check or a copy.
+    pub fn hides_bytes(&mut self, name: &[u8], is_dir: bool) -> bool {
         if let Some(h) =
             self.rules
                 .quick
@@ -543,7 +555,7 @@ impl HideDir<'_> {
             return h;
         }
         self.buf.truncate(self.len);
-        self.buf.push_str(name);
+        self.buf.push_str(&String::from_utf8_lossy(name));
         self.rules.hides_entry(&self.buf, is_dir)
     }
 }

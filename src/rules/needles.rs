@@ -30,7 +30,7 @@ pub(super) enum Needles {
     /// Some line is not analysed: every path takes the globs.
     Always,
     /// One of these literals, at its place.
-    Any(LitSet),
+    Any(Box<LitSet>),
 }
 
 /// The literal a positive `.gitignore` line needs in every path it matches;
@@ -76,7 +76,7 @@ impl Needles {
         }
         // A set that does not build leaves every path to the globs.
         match LitSet::new(&found, fold) {
-            Ok(s) => Needles::Any(s),
+            Ok(s) => Needles::Any(Box::new(s)),
             Err(()) => Needles::Always,
         }
     }

@@ -14,7 +14,9 @@
 //! [`Quick::plan`] works out, once per directory, which path rules could
 //! still match an entry of it: none when two or more of a rule's literal
 //! components are missing from the directory's path (an entry adds one
-//! component). When none can, the last rule matching the entry (the one
+//! component). A directory none of whose components is any path rule's
+//! (most directories) gets the plan worked out once for the root
+//! ([`Plan::Base`]), after one look at each of its components. When none can, the last rule matching the entry (the one
 //! that decides, `!` patterns included) is a name glob, so the name globs
 //! alone, in their order, decide exactly as the full set would. The hide
 //! globs are then matched against the bare name, without building the
@@ -54,26 +56,44 @@ pub(super) struct Quick {
     needles: Option<LitSet>,
     /// The literal components of each path rule (at least one each).
     paths: Vec<Vec<String>>,
+    /// Every path rule's components, with a filter on their first byte and
+    /// length: a directory none of whose components is one of them has
+    /// the plan [`Plan::Base`].
+    comps: Wanted,
+    /// The plan of a directory none of whose components is a path rule's:
+    /// each rule of one component wants it, the others can match nothing.
+    base: Wanted,
     /// Whether names are compared without regard to ASCII case.
     fold: bool,
+    /// Whether a name's raw bytes answer as its lossy spelling does: names
+    /// do not fold, and every literal and component looked for is ASCII
+    /// (an ASCII run sits at the same ends of both spellings, and only an
+    /// ASCII name equals an ASCII component). Then a name is not checked
+    /// for UTF-8 unless a glob must run.
+    raw: bool,
 }
 
 /// What the entries of one directory need.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Plan {
     /// Every entry takes the full check.
     Full,
     /// The name globs decide, except for an entry with one of these names
     /// (a path rule lacks just that component), which takes the full check.
     Names(Wanted),
+    /// [`Plan::Names`] with [`Quick`]'s base: the directory holds no
+    /// component of any path rule (most directories), planned without a
+    /// comparison per rule and without allocating.
+    Base,
 }
 
 /// The names that take the full check in a [`Plan::Names`] directory: the
 /// one component each of some path rules lacks, as (rule, component)
 /// indexes into [`Quick`]'s path rules, with a filter on their first byte
 /// and length so that most names are passed over without a comparison.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Wanted {
+    /// Bit [`Quick::slot`] of each name's first byte and length.
     first: [u64; 4],
     /// Bit `n` for a length `n` (the last bit for 63 and more).
     lens: u64,
@@ -201,9 +221,24 @@ impl Quick {
                 Matcher::Regex(_) | Matcher::Contains(_) | Matcher::All => q.opaque = true,
             }
         }
+        q.raw = !fold
+            && needles.iter().flatten().all(|n| n.text.is_ascii())
+            && q.paths.iter().flatten().all(|c| c.is_ascii());
         if q.any_positive {
             // A set that does not build leaves every name to the globs.
             q.needles = needles.and_then(|n| LitSet::new(&n, fold).ok());
+        }
+        for (i, rule) in q.paths.iter().enumerate() {
+            for (j, c) in rule.iter().enumerate() {
+                let b = q.slot(c.as_bytes()[0], c.len());
+                q.comps.first[usize::from(b >> 6)] |= 1 << (b & 63);
+                q.comps.lens |= len_bit(c.len());
+                q.comps.at.push((i as u32, j as u32, c.len()));
+            }
+        }
+        // The root's plan: no component is in the root's empty path.
+        if let Plan::Names(w) = q.plan_each("") {
+            q.base = w;
         }
         q
     }
@@ -222,10 +257,30 @@ impl Quick {
         if self.opaque {
             return Plan::Full;
         }
-        let mut wanted = Wanted::default();
         if self.paths.is_empty() {
-            return Plan::Names(wanted);
+            return Plan::Names(Wanted::default());
         }
+        if self.fold && !dir.is_ascii() {
+            return Plan::Full;
+        }
+        // No component of the directory is a path rule's: every rule
+        // misses all its components, as in the root.
+        if !dir
+            .as_bytes()
+            .split(|&b| b == b'/')
+            .any(|c| self.wanted(&self.comps, c))
+        {
+            return Plan::Base;
+        }
+        self.plan_each(dir)
+    }
+
+    /// [`Quick::plan`], each path rule's components looked for in `dir`.
+    fn plan_each(&self, dir: &str) -> Plan {
+        if self.opaque {
+            return Plan::Full;
+        }
+        let mut wanted = Wanted::default();
         if self.fold && !dir.is_ascii() {
             return Plan::Full;
         }
@@ -236,7 +291,7 @@ impl Quick {
             match (missing.next(), missing.next()) {
                 (None, _) => return Plan::Full,
                 (Some((j, one)), None) => {
-                    let b = self.key(one.as_bytes()[0]);
+                    let b = self.slot(one.as_bytes()[0], one.len());
                     wanted.first[usize::from(b >> 6)] |= 1 << (b & 63);
                     wanted.lens |= len_bit(one.len());
                     // Both below `MAX_RULES` and a pattern's length.
@@ -248,45 +303,83 @@ impl Quick {
         Plan::Names(wanted)
     }
 
+    fn eq_bytes(&self, a: &[u8], b: &[u8]) -> bool {
+        if self.fold {
+            a.eq_ignore_ascii_case(b)
+        } else {
+            a == b
+        }
+    }
+
+    /// The bit of a name with first byte `b` and length `len` in
+    /// [`Wanted`]'s filter: both in one lookup, so that a name sharing only
+    /// its first byte or only its length with a wanted one (`tree` and
+    /// `target`) is mostly passed over too.
+    fn slot(&self, b: u8, len: usize) -> u8 {
+        // Truncation intended: a hash of the two.
+        (usize::from(self.key(b)).wrapping_add(len.wrapping_mul(37)) & 255) as u8
+    }
+
     fn key(&self, b: u8) -> u8 {
         if self.fold { b.to_ascii_lowercase() } else { b }
     }
 
     /// Whether `name` is one of the names `w` sends to the full check.
-    fn wanted(&self, w: &Wanted, name: &str) -> bool {
-        let Some(&b) = name.as_bytes().first() else {
+    #[inline]
+    fn wanted(&self, w: &Wanted, name: &[u8]) -> bool {
+        let Some(&b) = name.first() else {
             return false;
         };
-        if w.lens & len_bit(name.len()) == 0 || !bit(&w.first, self.key(b)) {
+        if w.lens & len_bit(name.len()) == 0 || !bit(&w.first, self.slot(b, name.len())) {
             return false;
         }
+        self.wanted_among(w, name)
+    }
+
+    /// [`Quick::wanted`] past its filter (out of line: most names stop at
+    /// the filter).
+    #[inline(never)]
+    fn wanted_among(&self, w: &Wanted, name: &[u8]) -> bool {
         w.at.iter().any(|&(i, j, len)| {
             len == name.len()
                 && self
                     .paths
                     .get(i as usize)
                     .and_then(|r| r.get(j as usize))
-                    .is_none_or(|c| self.eq(c, name))
+                    .is_none_or(|c| self.eq_bytes(c.as_bytes(), name))
         })
     }
 
-    /// Whether the entry `name` of a directory with `plan` is hidden, when
-    /// that can be told from the name: `None` leaves it to the full set.
-    /// `globs` gives the hide globs, all of them, in their order (compiled
-    /// when first asked for).
+    /// Whether the entry `name` (its bytes, as the directory gives them;
+    /// one that is not UTF-8 is matched as its lossy spelling) of a
+    /// directory with `plan` is hidden, when that can be told from the
+    /// name: `None` leaves it to the full set. `globs` gives the hide
+    /// globs, all of them, in their order (compiled when first asked for).
+    #[inline]
     pub(super) fn hides<'g>(
         &self,
         plan: &Plan,
         globs: impl FnOnce() -> Option<&'g Gitignore>,
-        name: &str,
+        name: &[u8],
         is_dir: bool,
     ) -> Option<bool> {
-        let Plan::Names(wanted) = plan else {
-            return None;
+        let wanted = match plan {
+            Plan::Full => return None,
+            Plan::Names(w) => w,
+            Plan::Base => &self.base,
         };
-        if self.fold && !name.is_ascii() {
+        // A name that is not ASCII is looked at as its lossy spelling, as
+        // the full check sees it (unless its bytes answer the same); where
+        // names fold, it takes the full check.
+        let lossy;
+        let name = if self.raw || name.is_ascii() {
+            name
+        } else if self.fold {
             return None;
-        }
+        } else {
+            lossy = String::from_utf8_lossy(name);
+            lossy.as_bytes()
+        };
         if self.wanted(wanted, name) {
             return None;
         }
@@ -294,18 +387,71 @@ impl Quick {
             return Some(false);
         }
         if let Some(n) = &self.needles
-            && !n.in_name(name)
+            && !n.in_bytes(name)
         {
             return Some(false);
         }
         let g = globs()?;
-        Some(matches!(g.matched(name, is_dir), Match::Ignore(_)))
+        let name = String::from_utf8_lossy(name);
+        Some(matches!(g.matched(&*name, is_dir), Match::Ignore(_)))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A directory holding no component of any path rule gets the base
+    /// plan, which is the plan the rules give it one by one.
+    #[test]
+    fn the_base_plan_is_each_rules_plan() {
+        let rules = [
+            "/secrets",
+            "config/prod/**",
+            "**/private/**",
+            "**/node_modules/**",
+            "*.pem",
+            "a/a/*.x",
+        ];
+        for fold in [false, true] {
+            let ms: Vec<Matcher> = rules
+                .iter()
+                .map(|r| Matcher::Glob((*r).to_owned()))
+                .collect();
+            let q = Quick::new(ms.iter(), fold);
+            let expand = |p: Plan| match p {
+                Plan::Base => Plan::Names(q.base.clone()),
+                p => p,
+            };
+            for dir in [
+                "",
+                "a",
+                "a/b",
+                "pkg009/mod004",
+                "secrets",
+                "x/config",
+                "config/x",
+                "Config",
+                "x/PRIVATE",
+                "node_modules/y",
+                "priv",
+                "privat",
+                "private2",
+                "conf/prod",
+                "b//",
+            ] {
+                assert_eq!(expand(q.plan(dir)), q.plan_each(dir), "{dir} fold={fold}");
+            }
+            assert_eq!(q.plan("pkg009/mod004"), Plan::Base);
+            assert_ne!(q.plan("x/config"), Plan::Base);
+            assert_eq!(q.plan("Config") == Plan::Base, !fold);
+            let Plan::Names(w) = q.plan_each("") else {
+                panic!("a plan of names");
+            };
+            // `/secrets`, `**/private/**`, `**/node_modules/**`, `a/a/*.x`.
+            assert_eq!(w.at.len(), 4);
+        }
+    }
 
     #[test]
     fn shapes() {

@@ -207,6 +207,12 @@ const NAMES: &[&str] = &[
     ".envrc",
     "a b",
     "b ",
+    "id",
+    "i",
+    "kx",
+    "x.pen",
+    "mod004",
+    "ssecrets",
 ];
 
 /// The walks' quick look decides exactly as the full rule set, on
@@ -271,6 +277,68 @@ fn quick_look_agrees_with_the_full_set() {
         }
     }
     assert_eq!(checked, 400 * 40);
+}
+
+/// A name that is not UTF-8 is hidden as its lossy spelling is, whether
+/// its bytes are looked at or it takes the full check: with literals and
+/// components that are ASCII or not, folding case or not.
+#[test]
+fn names_that_are_not_utf8_are_matched_as_their_lossy_spelling() {
+    let names: &[&[u8]] = &[
+        b"a\xff",
+        b"\xff.pem",
+        b"id_rsa\xff",
+        b"\xef\xbf\xbd",
+        b"\xff",
+        b".env\xfe",
+        b"x\xc3",
+        "\u{e9}".as_bytes(),
+        b"\xffx",
+        b"\xff\xff.pem",
+        b"node_modules\xff",
+        b"id_rsa",
+        b"k.pem",
+    ];
+    let ascii = ["*.pem", "id_rsa*", ".env*", "**/a/**", "!k.pem"];
+    let other = [
+        "\u{fffd}*",
+        "*\u{fffd}",
+        "**/\u{fffd}x/**",
+        "\u{e9}",
+        "/a\u{fffd}",
+    ];
+    let mut sets: Vec<Vec<&str>> = vec![ascii.to_vec(), other.to_vec()];
+    sets.extend(other.iter().map(|o| {
+        let mut v = ascii.to_vec();
+        v.push(o);
+        v
+    }));
+    for fold in [false, true] {
+        for set in &sets {
+            let rules: Vec<Rule> = set.iter().map(|p| rule(p, Effect::Hidden)).collect();
+            let r = std::sync::Arc::new(Rules::build(rules.clone(), fold).unwrap());
+            let oracle = Rules::build(rules, fold).unwrap().without_needles();
+            for base in ["", "a", "b"] {
+                let h = Hide::new(&r, base.to_owned()).expect("hides");
+                let mut d = h.in_dir("");
+                for name in names {
+                    for is_dir in [false, true] {
+                        let lossy = String::from_utf8_lossy(name);
+                        let path = if base.is_empty() {
+                            lossy.to_string()
+                        } else {
+                            format!("{base}/{lossy}")
+                        };
+                        assert_eq!(
+                            d.hides_bytes(name, is_dir),
+                            oracle.hides_entry(&path, is_dir),
+                            "{set:?} fold={fold} {path:?} dir={is_dir}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The resolver's first look at a path (`rules::needles`) decides

@@ -16,7 +16,7 @@ impl Dest {
         let exists = || Error::DestinationExists {
             path: given.to_owned(),
         };
-        let (parent_rel, leaf, parent) = match t.walked() {
+        let (parent_rel, leaf, parent) = match t.walked_for_write()? {
             // Path rules in force: the walk matched them on where the name
             // lands; a name that is there, even as a link, exists.
             Some(w) => {

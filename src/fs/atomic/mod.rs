@@ -159,7 +159,7 @@ impl Dest {
     /// into another root is [`Error::OutsideRoots`], a dangling in-root link
     /// is [`Error::DanglingSymlink`], and neither says where the link points.
     pub fn locate(t: &Target) -> Result<Dest> {
-        if t.walked().is_some() {
+        if t.walked_for_write()?.is_some() {
             return Dest::locate_walked(t);
         }
         let given = t.given.as_str();
@@ -243,7 +243,7 @@ impl Dest {
     /// on where the write lands), and its parent handle is written through.
     fn locate_walked(t: &Target) -> Result<Dest> {
         let given = t.given.as_str();
-        let Some(w) = t.walked() else {
+        let Some(w) = t.walked_for_write()? else {
             return Err(Error::Internal("write target was not walked".to_owned()));
         };
         // As without rules: a path ending in `.` or `..` names a directory.

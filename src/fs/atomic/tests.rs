@@ -211,3 +211,47 @@ fn chained_and_climbing_links_are_followed_hop_by_hop_and_loops_end() {
     assert!(err.to_string().starts_with("ELOOP"), "{err}");
     assert_eq!(names(&root), ["chain", "l1", "l2", "sub", "top.txt"]);
 }
+
+/// A target resolved for reading only (not walked) in a root with path
+/// rules never reaches a write: every writer refuses it with an internal
+/// error before touching anything; walked, or in a root without rules, it
+/// is written.
+#[test]
+fn an_unwalked_target_in_a_root_with_rules_is_refused_by_every_writer() {
+    use crate::fs::canon::Final;
+    use crate::fs::scope::walk_rules;
+    let (tmp, plain) = root();
+    let mut ruled = crate::fs::roots::open(tmp.path()).expect("open root");
+    let rule = crate::rules::config::read_only_dir("ro", "ro");
+    ruled.rules = Arc::new(crate::rules::Rules::new(vec![rule]).expect("rules"));
+    let ruled = Arc::new(ruled);
+    ruled.dir.write("f", "old").unwrap();
+    let internal = |r: Result<()>| {
+        let e = r.expect_err("refused");
+        assert!(matches!(e, Error::Internal(_)), "{e}");
+    };
+    internal(Dest::locate(&target(&ruled, "f")).map(drop));
+    internal(Dest::locate(&target(&ruled, "new")).map(drop));
+    internal(Dest::locate_new(&target(&ruled, "new")).map(drop));
+    internal(target(&ruled, "f").check_write("open"));
+    internal(write(&target(&ruled, "f"), b"new", &Noting::OFF));
+    internal(crate::fs::mkdir::create_dir_all(&target(&ruled, "d")));
+    let (s, d) = (target(&ruled, "f"), target(&ruled, "g"));
+    internal(crate::fs::canon::check_move(&s, &d, &ruled.dir, "f", 100));
+    let mut walked = target(&ruled, "d");
+    walk_rules(&mut walked, Final::Follow).unwrap();
+    internal(crate::fs::canon::check_move(
+        &s, &walked, &ruled.dir, "f", 100,
+    ));
+    assert_eq!(names(&ruled), ["f"]);
+    assert_eq!(ruled.dir.read("f").unwrap(), b"old");
+    // Walked, the same writes go through.
+    let mut t = target(&ruled, "f");
+    walk_rules(&mut t, Final::Follow).unwrap();
+    write(&t, b"new", &Noting::OFF).unwrap();
+    crate::fs::mkdir::create_dir_all(&walked).unwrap();
+    assert_eq!(ruled.dir.read("f").unwrap(), b"new");
+    // A root without rules is never walked, and is written.
+    write(&target(&plain, "g"), b"fresh", &Noting::OFF).unwrap();
+    assert_eq!(names(&plain), ["d", "f", "g"]);
+}

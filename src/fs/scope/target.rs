@@ -21,7 +21,10 @@ use crate::rules::{Effect, Hide};
 /// ([`crate::fs::canon::walk`]): operations go through the handle the walk produced
 /// ([`Target::dir`], [`Target::open_dir`]) and the rules' verdict is in
 /// force ([`Target::check_write`]). Without rules, they go through the root
-/// handle and the kernel's beneath resolution, as before.
+/// handle and the kernel's beneath resolution, as before; so does a path
+/// resolved for reading in a root whose rules hide nothing
+/// ([`crate::fs::scope::Intent::Read`]), which no writer takes
+/// ([`Target::walked_for_write`]).
 #[derive(Debug, Clone)]
 pub struct Target {
     /// The root the path lies under.
@@ -33,7 +36,8 @@ pub struct Target {
     pub trailing_slash: bool,
     /// The path exactly as the client gave it, for messages.
     pub given: String,
-    /// The rule walk's result, when rules are in force.
+    /// The rule walk's result, when rules are in force (and the path was
+    /// not resolved for reading where no rule hides).
     pub(super) walked: Option<Walked>,
 }
 
@@ -144,7 +148,7 @@ impl Target {
     /// Refuses a write (`op` names it in the error) to a path the rules
     /// make read-only, or hide, or that the walk could not reach.
     pub fn check_write(&self, op: &'static str) -> Result<()> {
-        let Some(w) = &self.walked else {
+        let Some(w) = self.walked_for_write()? else {
             return Ok(());
         };
         if let Some(errno) = w.void {
@@ -162,6 +166,20 @@ impl Target {
     /// The rule walk's result, when rules are in force.
     pub fn walked(&self) -> Option<&Walked> {
         self.walked.as_ref()
+    }
+
+    /// The rule walk's result for a write: every writer asks for it this
+    /// way. A target of a root with rules that was not walked (resolved for
+    /// a read, [`crate::fs::scope::Intent::Read`]) is refused with an
+    /// internal error: the rules were never matched on it.
+    pub fn walked_for_write(&self) -> Result<Option<&Walked>> {
+        match &self.walked {
+            None if !self.root.rules.is_empty() => Err(Error::Internal(format!(
+                "'{}' was resolved for reading only: path rules were not checked for a write",
+                self.given
+            ))),
+            w => Ok(w.as_ref()),
+        }
     }
 
     /// Opens the directory this target names as the start of a walk, with

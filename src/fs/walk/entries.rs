@@ -73,6 +73,7 @@ pub fn read_entries(t: &Target, sizes: bool, max: usize) -> Result<(Vec<Entry>, 
     let (mut entries, truncated) = read_entries_fd(&fd, sizes, max, given)?;
     if let Some(hide) = &start.hide {
         // Path rules: a hidden entry is not listed, counted or sized.
+        let mut hide = hide.in_dir("");
         entries.retain(|e| !hide.hides(&e.name, e.kind == Kind::Dir));
     }
     Ok((entries, truncated))

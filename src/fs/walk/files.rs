@@ -207,6 +207,10 @@ fn slots_of(
         parent: Some(parent),
         ancestors: parent.ancestors,
     };
+    // The path rules' look at this directory's entries, planned once.
+    let mut hide = shared
+        .hide
+        .map(|h| h.in_dir(&String::from_utf8_lossy(prefix)));
     let mut slots = Vec::new();
     for entry in entries.into_iter().take(allowed) {
         let name = entry.os_name().as_bytes();
@@ -223,10 +227,10 @@ fn slots_of(
             // never opened.
             Kind::Symlink | Kind::Other => continue,
         };
-        let rel_str = String::from_utf8_lossy(&rel);
-        if shared.hide.is_some_and(|h| h.hides(&rel_str, is_dir)) {
+        if hide.as_mut().is_some_and(|h| h.hides_bytes(name, is_dir)) {
             continue;
         }
+        let rel_str = String::from_utf8_lossy(&rel);
         if filter.exclude.is_match(&rel_str) {
             continue;
         }

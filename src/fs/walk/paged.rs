@@ -142,10 +142,7 @@ impl<'h> Walk<'h> {
             // visited on an earlier page.
             top.next = i + usize::from(found);
             let is_dir = found && top.list.get(i).is_some_and(|(_, kind)| kind == Kind::Dir);
-            let hidden = top
-                .hide
-                .as_mut()
-                .is_some_and(|h| h.hides(&String::from_utf8_lossy(comp), true));
+            let hidden = top.hide.as_mut().is_some_and(|h| h.hides_bytes(comp, true));
             if !is_dir || hidden || top.depth >= self.max_depth {
                 return;
             }
@@ -207,7 +204,7 @@ pub fn walk(
         if top
             .hide
             .as_mut()
-            .is_some_and(|h| h.hides(&String::from_utf8_lossy(name), kind == Kind::Dir))
+            .is_some_and(|h| h.hides_bytes(name, kind == Kind::Dir))
         {
             continue;
         }

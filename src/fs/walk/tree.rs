@@ -221,7 +221,7 @@ fn walk_dir<F: ParFold>(
                 let mut h = h.in_dir(prefix);
                 listing
                     .iter()
-                    .map(|(name, kind)| h.hides(&String::from_utf8_lossy(name), kind == Kind::Dir))
+                    .map(|(name, kind)| h.hides_bytes(name, kind == Kind::Dir))
                     .collect()
             }
             None => Vec::new(),
