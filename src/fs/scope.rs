@@ -42,7 +42,8 @@ pub enum Intent {
     Any,
     /// Reads only. In a root whose rules hide nothing (the built-in rules
     /// only make paths read-only, which changes nothing for a read), a path
-    /// keeps the kernel's one-call resolution, as in a root without rules.
+    /// keeps the kernel's one-call resolution, as in a root without rules
+    /// (where the kernel has it: `openat2`; else the rule walk stays).
     /// Such a target never reaches a write: the writer refuses it
     /// ([`Target::walked_for_write`]).
     Read,
@@ -54,6 +55,9 @@ pub struct Scope {
     cli: Vec<Arc<Root>>,
     effective: RwLock<InForce>,
     max_path_bytes: usize,
+    /// Whether the kernel resolves beneath a directory in one call
+    /// (`openat2`), so that a read may skip the rule walk ([`Intent::Read`]).
+    one_call: bool,
 }
 
 /// The roots in force, and why there are none when there are none.
@@ -69,6 +73,16 @@ impl Scope {
     /// A scope over the operator's roots.
     pub fn new(cli: Vec<Root>, max_path_bytes: usize) -> Self {
         let cli: Vec<Arc<Root>> = cli.into_iter().map(Arc::new).collect();
+        // Without `openat2` (a kernel before 5.6, an emulator, a seccomp
+        // filter; and off Linux, or with the portable backend) cap-std walks
+        // a path itself, and a directory swapped for a link and back under it
+        // surfaces as `EINVAL` (its `readlinkat` of what is a directory
+        // again); the rule walk words every such race as the missing path it
+        // met, so reads keep it there.
+        let one_call = cfg!(all(target_os = "linux", not(feature = "portable")))
+            && cli
+                .first()
+                .is_some_and(|r| !crate::fs::sys::openat2_unavailable(&r.dir));
         let effective = RwLock::new(InForce {
             roots: Arc::new(cli.clone()),
             why_none: None,
@@ -77,6 +91,7 @@ impl Scope {
             cli,
             effective,
             max_path_bytes,
+            one_call,
         }
     }
 
@@ -94,6 +109,7 @@ impl Scope {
             why_none: now.why_none,
             max_path_bytes: self.max_path_bytes,
             intent: Intent::Any,
+            one_call: self.one_call,
         }
     }
 
@@ -125,6 +141,8 @@ pub struct Snapshot {
     max_path_bytes: usize,
     /// What the call may do through what it resolves.
     intent: Intent,
+    /// See [`Scope`]'s field of that name.
+    one_call: bool,
 }
 
 impl Snapshot {
@@ -174,7 +192,7 @@ impl Snapshot {
         t.root.check_in_place(&t.given)?;
         // A read in a root whose rules hide nothing: what the walk would
         // find (a read-only effect) changes nothing for it.
-        if self.intent == Intent::Read && !t.root.rules.hides_any() {
+        if self.intent == Intent::Read && self.one_call && !t.root.rules.hides_any() {
             return Ok(t);
         }
         walk_rules(&mut t, last)?;
