@@ -55,10 +55,13 @@ chmod 0755 "$wrapper"
 # tests elsewhere whose names merely contain "escape" or "race"), and the
 # escapes with openat2 failing (under an emulator that lacks it, as qemu 7.2
 # does, the strace injection it adds changes nothing, and it still checks
-# the startup line and the escapes).
+# the startup line and the escapes). The read race under strace is skipped:
+# under the emulator the plain read race already runs without openat2.
 TULS_TEST_BIN="$wrapper" cargo test --locked --test tests -- --include-ignored \
     suite::escape::reads:: suite::escape::writes:: suite::escape::table:: suite::races::read_swap:: \
-    suite::escape::no_openat2::escapes_stay_closed_without_openat2 2>&1 | tee "$tmp/tests.log"
+    suite::escape::no_openat2::escapes_stay_closed_without_openat2 \
+    --skip suite::races::read_swap::race_swap_dir_for_symlink_out_read_tools_without_openat2 \
+    2>&1 | tee "$tmp/tests.log"
 passed="$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' "$tmp/tests.log" | tail -n 1)"
 [ "${passed:-0}" -ge 1 ] || fail "no test passed"
 starts="$(wc -l < "$tmp/starts")"

@@ -8,7 +8,7 @@ mod forged_names;
 mod landlock;
 mod no_host_paths;
 #[cfg(target_os = "linux")]
-mod no_openat2;
+pub(crate) mod no_openat2;
 mod reads;
 mod table;
 mod writes;

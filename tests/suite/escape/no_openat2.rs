@@ -19,7 +19,7 @@ const LINE: &str = "tuls: openat2: unavailable here";
 /// The binary under `strace`, every `openat2` failing with `ENOSYS` (only
 /// that call stops, through `--seccomp-bpf`; `-o /dev/null` keeps the trace
 /// out of the server's stderr).
-fn without_openat2() -> Options {
+pub(crate) fn without_openat2() -> Options {
     Options::new().wrapper(&[
         "strace",
         "-f",
