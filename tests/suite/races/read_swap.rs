@@ -13,8 +13,9 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+#[cfg(target_os = "linux")]
 use crate::suite::escape::no_openat2::without_openat2;
-use crate::util::{Options, Reply, Server, Tally, TestEnv, b64, have};
+use crate::util::{Options, Reply, Server, Tally, TestEnv, b64};
 
 const INSIDE_DATA: &str = "INSIDE-DATA-OK\n";
 const INSIDE_DEEP: &str = "INSIDE-DEEP\n";
@@ -345,10 +346,11 @@ fn race_swap_dir_for_symlink_out_read_tools() {
 /// kinds. Before `6a209a2`, a read in a root with only the built-in rules
 /// skipped the rule walk there too, and cap-std's own walk answered a swap
 /// with `EINVAL` (2 of 2 runs).
+#[cfg(target_os = "linux")]
 #[test]
 #[ignore = "slow: a 4 s race under strace"]
 fn race_swap_dir_for_symlink_out_read_tools_without_openat2() {
-    if !have("strace") {
+    if !crate::util::have("strace") {
         return;
     }
     race(
