@@ -148,6 +148,18 @@ impl RawServer {
         })
     }
 
+    /// The replies (not notifications, not the server's own requests), in
+    /// the order they came, read until `quiet` passes without a message.
+    pub fn replies_until_quiet(&mut self, quiet: Duration) -> Vec<Value> {
+        let mut replies = Vec::new();
+        while let Some(msg) = self.recv(quiet) {
+            if msg.get("method").is_none() {
+                replies.push(msg);
+            }
+        }
+        replies
+    }
+
     /// Wait for the response (result or error) whose `id` equals `id`; other
     /// messages are queued for [`RawServer::recv`]. Panics on timeout / EOF.
     pub fn wait_response(&mut self, id: &Value) -> Value {

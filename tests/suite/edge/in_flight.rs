@@ -19,10 +19,8 @@ use crate::util::*;
 /// passes without a message, by id.
 fn replies_until_quiet(server: &mut RawServer, quiet: Duration) -> BTreeMap<String, Vec<Value>> {
     let mut got: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    while let Some(msg) = server.recv(quiet) {
-        if msg.get("method").is_none() {
-            got.entry(msg["id"].to_string()).or_default().push(msg);
-        }
+    for msg in server.replies_until_quiet(quiet) {
+        got.entry(msg["id"].to_string()).or_default().push(msg);
     }
     got
 }

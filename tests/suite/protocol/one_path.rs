@@ -248,29 +248,16 @@ fn a_cancelled_call_gets_no_reply() {
         json!({"requestId": 5, "reason": "test"}),
     );
     server.send(&call(6));
-    let mut answered = Vec::new();
-    while let Some(msg) = server.recv(Duration::from_secs(3)) {
-        if msg.get("method").is_none() {
-            answered.push(msg["id"].clone());
-        }
-    }
+    let answered: Vec<Value> = server
+        .replies_until_quiet(Duration::from_secs(3))
+        .into_iter()
+        .map(|msg| msg["id"].clone())
+        .collect();
     assert_eq!(
         answered,
         vec![json!(6)],
         "only the call not cancelled is answered"
     );
-}
-
-/// The replies (not the server's own requests) that arrive within `wait`
-/// of the last one, by id as sent.
-fn replies_until_quiet(server: &mut RawServer, wait: Duration) -> Vec<Value> {
-    let mut replies = Vec::new();
-    while let Some(msg) = server.recv(wait) {
-        if msg.get("method").is_none() {
-            replies.push(msg);
-        }
-    }
-    replies
 }
 
 /// Requests that share an id while the first is still running (here,
@@ -294,7 +281,7 @@ fn requests_sharing_an_id_in_flight_are_each_answered() {
     }
     server.send(&json!({"jsonrpc": "2.0", "id": "", "method": "tools/list"}));
     server.send(&call(json!(7)));
-    let replies = replies_until_quiet(&mut server, Duration::from_secs(4));
+    let replies = server.replies_until_quiet(Duration::from_secs(4));
     let ids: Vec<&Value> = replies.iter().map(|r| &r["id"]).collect();
     assert_eq!(
         ids.iter().filter(|id| **id == &json!("")).count(),
@@ -357,7 +344,7 @@ fn an_id_reused_after_its_cancellation_gets_its_own_answer() {
         "params": {"name": "search_file_contents",
             "arguments": {"path": "big", "pattern": "second-marker", "literal": true}}}));
     answer_roots(&mut server, &roots_request, &[file_uri(env.root())]);
-    let replies = replies_until_quiet(&mut server, Duration::from_secs(4));
+    let replies = server.replies_until_quiet(Duration::from_secs(4));
     assert_eq!(
         replies.len(),
         1,
