@@ -78,6 +78,8 @@ done <<<"$block"
 if [ "$want" = 2 ]; then
   # The static binary block ends with the binary on PATH as `tuls`: it must serve.
   [ -x "$HOME/.local/bin/tuls" ] || { echo "quickstart: no ~/.local/bin/tuls after the static binary block" >&2; exit 1; }
+  # grep -q may close the pipe before tuls writes its next startup line; tuls
+  # must not mind (a host may close stderr too), so pipefail holds either way.
   "$HOME/.local/bin/tuls" filesystem "$project" </dev/null 2>&1 | grep -q "^tuls: roots: $project" \
     || { echo "quickstart: the installed static binary did not start" >&2; exit 1; }
 fi

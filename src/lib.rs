@@ -18,6 +18,8 @@
 //! (the audit log), [`journal`] (the undo journal).
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
+// Stderr may be closed: `eprintln!` panics there. Lines go through `say!` (src/log.rs).
+#![deny(clippy::print_stderr)]
 
 #[cfg(windows)]
 compile_error!(

@@ -5,6 +5,12 @@
 //! warnings print protocol errors as Rust debug dumps (`ErrorData { code:
 //! ... }`) of replies the client already got; tuls logs what matters itself.
 //! May touch: stderr.
+//!
+//! Stderr may be closed or a broken pipe: the host owns it, and some hosts
+//! stop reading it. Nothing written here fails the server (no `eprintln!`,
+//! which panics on a write error, and a panic in the panic hook aborts):
+//! [`line()`] drops its write error, and tracing-subscriber is told not to
+//! `eprint!` its own.
 
 use std::fmt;
 
@@ -15,6 +21,24 @@ use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::cli::LogLevel;
+
+/// Writes `args` and a newline to stderr, whole or not at all as far as
+/// one `write` goes, and drops a write error: a closed stderr must not stop
+/// the server (use the [`crate::say`] macro).
+pub fn line(args: fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut text = args.to_string();
+    text.push('\n');
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// `say!("...", args)`: a line on stderr that cannot fail the process, for
+/// the startup lines and startup errors ([`line()`]).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! say {
+    ($($arg:tt)*) => { $crate::log::line(format_args!($($arg)*)) };
+}
 
 /// The one line format.
 struct Line;
@@ -53,6 +77,7 @@ pub fn init(level: LogLevel) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(false)
+        .log_internal_errors(false)
         .event_format(Line)
         .try_init();
     std::panic::set_hook(Box::new(|info| {

@@ -64,7 +64,7 @@ fn subcommand_hint() {
         std::env::var_os("HOME").as_deref(),
     );
     if dir.is_ok_and(|d| roots::open(&d).is_ok()) {
-        eprintln!(
+        crate::say!(
             "\ntuls: '{first}' is a directory; to serve it, name the server first:\n  tuls filesystem {}",
             args.join(" ")
         );
@@ -90,7 +90,7 @@ fn config_error(msg: impl std::fmt::Display) -> ExitCode {
 
 /// Prints `e` as `tuls: error: <message>` and returns its exit status.
 fn stop(e: &StartupError) -> ExitCode {
-    eprintln!("tuls: error: {e}");
+    crate::say!("tuls: error: {e}");
     ExitCode::from(e.exit_code())
 }
 
@@ -336,20 +336,20 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    eprintln!("tuls: roots: {}", root_list.join(", "));
-    eprintln!("tuls: tools: {}", policy.enabled_tools().join(", "));
-    eprintln!("tuls: landlock: {landlock}");
+    crate::say!("tuls: roots: {}", root_list.join(", "));
+    crate::say!("tuls: tools: {}", policy.enabled_tools().join(", "));
+    crate::say!("tuls: landlock: {landlock}");
     if opened
         .first()
         .is_some_and(|r| crate::fs::sys::openat2_unavailable(&r.dir))
     {
-        eprintln!(
+        crate::say!(
             "tuls: openat2: unavailable here (a kernel before 5.6, an emulator or a seccomp filter); \
              paths are resolved one component at a time with O_NOFOLLOW instead, with the same confinement"
         );
     }
     if std::io::stdin().is_terminal() {
-        eprintln!(
+        crate::say!(
             "tuls: this is an MCP server speaking JSON-RPC on stdin/stdout; it is waiting for a client.\n\
              tuls: connect one instead of typing, e.g. `claude mcp add tuls -- tuls filesystem DIR`, or\n\
              tuls: `npx -y @modelcontextprotocol/inspector@0.15.0 tuls filesystem DIR`. Press Ctrl-D to quit."

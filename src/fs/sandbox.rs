@@ -225,6 +225,10 @@ mod tests {
     /// Whether a test has Landlock to check. When it is unavailable: with
     /// `TULS_REQUIRE_LANDLOCK=1` (CI) the test fails, otherwise it skips,
     /// saying so.
+    #[expect(
+        clippy::print_stderr,
+        reason = "a test helper: the skip is said on the test's stderr"
+    )]
     fn landlock_to_check(status: &Status) -> bool {
         if matches!(status, Status::Active { .. }) {
             return true;

@@ -183,7 +183,7 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
 }
 
 fn fail(e: &str) -> ExitCode {
-    eprintln!("tuls: error: {e}");
+    crate::say!("tuls: error: {e}");
     ExitCode::from(2)
 }
 
@@ -341,7 +341,7 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
                     .map_err(|e| e.to_string())
             });
         if let Err(e) = written {
-            eprintln!("tuls: warning: the revert is not recorded in the journal: {e}");
+            crate::say!("tuls: warning: the revert is not recorded in the journal: {e}");
         }
     }
     println!("{} change(s) undone, {refused} refused", done.len());

@@ -31,13 +31,26 @@ impl RawServer {
     }
 
     pub fn start_with_env(args: &[impl AsRef<OsStr>], env: &[(&str, &str)]) -> RawServer {
+        Self::spawn(args, env, Stdio::piped())
+    }
+
+    /// Like [`RawServer::start_with_env`], with stderr a pipe whose read end
+    /// is already closed: every write the server makes there fails with
+    /// EPIPE. [`RawServer::stderr`] is then always empty.
+    pub fn start_with_stderr_closed(args: &[impl AsRef<OsStr>], env: &[(&str, &str)]) -> RawServer {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        Self::spawn(args, env, Stdio::from(writer))
+    }
+
+    fn spawn(args: &[impl AsRef<OsStr>], env: &[(&str, &str)], stderr: Stdio) -> RawServer {
         let mut cmd = Command::new(bin());
         cmd.arg("filesystem")
             .args(args.iter().map(AsRef::as_ref))
             .env("NO_COLOR", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(stderr);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -64,17 +77,18 @@ impl RawServer {
             }
         });
         let stderr = Arc::new(Mutex::new(Vec::new()));
-        let mut err_pipe = child.stderr.take().expect("child stderr");
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            let mut chunk = [0u8; 8192];
-            loop {
-                match err_pipe.read(&mut chunk) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => lock(&sink).extend_from_slice(&chunk[..n]),
+        if let Some(mut err_pipe) = child.stderr.take() {
+            let sink = stderr.clone();
+            std::thread::spawn(move || {
+                let mut chunk = [0u8; 8192];
+                loop {
+                    match err_pipe.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => lock(&sink).extend_from_slice(&chunk[..n]),
+                    }
                 }
-            }
-        });
+            });
+        }
         RawServer {
             child,
             stdin,

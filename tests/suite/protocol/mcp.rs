@@ -456,3 +456,36 @@ fn a_panicking_tool_call_is_an_error_result_and_the_server_goes_on() {
     let twice = server.call("get_file_info", json!({"path": env.path_str("a.txt")}));
     twice.assert_error();
 }
+
+/// Stderr belongs to the host, which may close it or stop reading it. With
+/// stderr a broken pipe from the start, the server still starts, answers
+/// every call (a failed one, which logs at `debug`, and a panicking one,
+/// which the panic hook logs) and exits 0 at end of input. Before the fix,
+/// the first startup line's EPIPE panicked, the panic hook's log line
+/// panicked again, and the process aborted (SIGABRT) before `initialize`.
+#[test]
+fn a_closed_stderr_does_not_stop_the_server() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alive\n");
+    let mut raw = RawServer::start_with_stderr_closed(
+        &args![env.root(), "--log-level", "debug"],
+        &[("TULS_DEBUG_PANIC_TOOL", "get_file_info")],
+    );
+    raw.initialize("2025-11-25");
+    let missing = raw_reply(&raw.call_tool("read_text_file", json!({"path": "missing.txt"})));
+    assert!(missing.is_error, "{}", missing.text);
+    let panicked = raw_reply(&raw.call_tool("get_file_info", json!({"path": "a.txt"})));
+    assert!(
+        panicked.is_error
+            && panicked
+                .text
+                .contains("Internal error in tool get_file_info"),
+        "{}",
+        panicked.text
+    );
+    let read = raw_reply(&raw.call_tool("read_text_file", json!({"path": "a.txt"})));
+    assert_eq!(read.text, "alive\n");
+    raw.close_stdin();
+    let status = raw.wait_exit(Duration::from_secs(20)).expect("tuls exits");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
