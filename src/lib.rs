@@ -18,8 +18,9 @@
 //! (the audit log), [`journal`] (the undo journal).
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
-// Stderr may be closed: `eprintln!` panics there. Lines go through `say!` (src/log.rs).
-#![deny(clippy::print_stderr)]
+// Stderr and stdout may be closed: `eprintln!` and `println!` panic there.
+// Lines go through `say!` and `out!` (src/log.rs).
+#![deny(clippy::print_stderr, clippy::print_stdout)]
 
 #[cfg(windows)]
 compile_error!(

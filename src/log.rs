@@ -40,6 +40,26 @@ macro_rules! say {
     ($($arg:tt)*) => { $crate::log::line(format_args!($($arg)*)) };
 }
 
+/// Writes `args` and a newline to stdout, for the commands whose output is
+/// their stdout (`--print-config`, `tuls journal`), and drops a write
+/// error: `tuls journal revert ... | head -1` must still finish the revert
+/// and record it (use the [`crate::out`] macro). Never in `tuls
+/// filesystem`'s session, where stdout is the MCP transport.
+pub fn out_line(args: fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut text = args.to_string();
+    text.push('\n');
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// `out!("...", args)`: a line on stdout that cannot fail the process
+/// ([`out_line`]).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::log::out_line(format_args!($($arg)*)) };
+}
+
 /// The one line format.
 struct Line;
 

@@ -330,7 +330,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         });
         // --print-config never starts a session, so stdout is not the MCP
         // transport here: it carries the configuration and the process exits.
-        println!(
+        crate::out!(
             "{}",
             serde_json::to_string_pretty(&config).unwrap_or_default()
         );

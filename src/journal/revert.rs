@@ -126,11 +126,11 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
             })
             .collect();
         let out = json!({"sessions": sessions, "skippedLines": j.skipped});
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        crate::out!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
     if j.order.is_empty() {
-        println!("no sessions in the journal");
+        crate::out!("no sessions in the journal");
     }
     for id in &j.order {
         let Some(s) = j.sessions.get(id) else {
@@ -140,7 +140,7 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
             .started
             .as_ref()
             .map_or(("?".to_owned(), 0), |(t, p)| (t.clone(), *p));
-        println!(
+        crate::out!(
             "session {id}  started {time}  pid {pid}  {} change(s)",
             s.changes.len()
         );
@@ -170,11 +170,11 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
             } else {
                 format!("  [{}]", notes.join("; "))
             };
-            println!("  {:>4}  {}  {what}{notes}", c.seq, c.time);
+            crate::out!("  {:>4}  {}  {what}{notes}", c.seq, c.time);
         }
     }
     if j.skipped > 0 {
-        println!(
+        crate::out!(
             "({} line(s) that do not parse were skipped: a torn last line of a process killed while writing it)",
             j.skipped
         );
@@ -277,7 +277,7 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
         .collect();
     todo.sort_by_key(|c| std::cmp::Reverse(c.seq));
     if todo.is_empty() {
-        println!("nothing to revert in session {session}");
+        crate::out!("nothing to revert in session {session}");
         return ExitCode::SUCCESS;
     }
     let mut roots = Roots {
@@ -299,9 +299,9 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
             }
         }
         if !over.is_empty() {
-            println!("--force: these changed after the session and will be overwritten:");
+            crate::out!("--force: these changed after the session and will be overwritten:");
             for o in &over {
-                println!("  {o}");
+                crate::out!("  {o}");
             }
         }
     }
@@ -312,12 +312,12 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
         let gone = c.object.as_ref().is_some_and(|o| j.evicted.contains(o));
         match undo(c, &mut roots, objects.as_ref(), gone, force) {
             Ok(what) => {
-                println!("{what}");
+                crate::out!("{what}");
                 done.push(c.seq);
             }
             Err(why) => {
                 refused += 1;
-                println!("refused #{} {}: {why}", c.seq, c.at.shown());
+                crate::out!("refused #{} {}: {why}", c.seq, c.at.shown());
             }
         }
     }
@@ -344,7 +344,7 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
             crate::say!("tuls: warning: the revert is not recorded in the journal: {e}");
         }
     }
-    println!("{} change(s) undone, {refused} refused", done.len());
+    crate::out!("{} change(s) undone, {refused} refused", done.len());
     if refused > 0 {
         ExitCode::from(1)
     } else {

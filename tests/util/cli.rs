@@ -28,15 +28,28 @@ fn capture_thread(
 /// Run `tuls <args>` (no implicit `filesystem`) with stdin at EOF; kill it after
 /// `timeout`.
 pub fn run_cli(args: &[impl AsRef<OsStr>], timeout: Duration) -> CliOutput {
+    run(args, timeout, Stdio::piped())
+}
+
+/// Like [`run_cli`], with stdout a pipe whose read end is already closed
+/// (`tuls journal list | head -0`): every write there fails with EPIPE, and
+/// [`CliOutput::stdout`] is empty.
+pub fn run_cli_stdout_closed(args: &[impl AsRef<OsStr>], timeout: Duration) -> CliOutput {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    run(args, timeout, Stdio::from(writer))
+}
+
+fn run(args: &[impl AsRef<OsStr>], timeout: Duration, stdout: Stdio) -> CliOutput {
     let mut child = Command::new(bin())
         .args(args.iter().map(AsRef::as_ref))
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn tuls");
-    let out = capture_thread(child.stdout.take().expect("child stdout"));
+    let out = child.stdout.take().map(capture_thread);
     let err = capture_thread(child.stderr.take().expect("child stderr"));
     let deadline = Instant::now() + timeout;
     let mut timed_out = false;
@@ -51,7 +64,9 @@ pub fn run_cli(args: &[impl AsRef<OsStr>], timeout: Duration) -> CliOutput {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let stdout = out.join().expect("stdout reader");
+    let stdout = out
+        .map(|o| o.join().expect("stdout reader"))
+        .unwrap_or_default();
     let stderr = err.join().expect("stderr reader");
     CliOutput {
         code: status.code(),

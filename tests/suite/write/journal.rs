@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::util::cli::run_cli;
+use crate::util::cli::{run_cli, run_cli_stdout_closed};
 use crate::util::raw::RawServer;
 use crate::util::{Server, TestEnv, wait_until};
 
@@ -148,6 +148,44 @@ fn a_session_of_every_kind_of_change_is_reverted_to_the_exact_tree() {
     assert!(out.stdout.contains("nothing to revert"), "{}", out.stdout);
     env.snapshot(env.root())
         .assert_same(&before, "root after a second revert");
+}
+
+/// `tuls journal revert ... | head -1`: stdout closed before the revert's
+/// first line. The revert still undoes every change and records it, and
+/// exits 0. Before the fix, the first `println!` panicked (exit 101) with one
+/// change undone and none recorded.
+#[test]
+fn a_revert_whose_stdout_is_closed_still_finishes_and_is_recorded() {
+    let env = TestEnv::new();
+    fixture(&env);
+    let journal = env.base().join("journal");
+    let before = env.snapshot(env.root());
+    let server = Server::start(&args![env.root(), "--journal", &journal]);
+    session(&server, &env);
+    drop(server);
+    let id = sessions(&journal)[0]["session"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let out = run_cli_stdout_closed(
+        &[
+            "journal".as_ref(),
+            "revert".as_ref(),
+            journal.as_os_str(),
+            "--session".as_ref(),
+            id.as_ref(),
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    env.snapshot(env.root())
+        .assert_same(&before, "root after a revert with stdout closed");
+    let list = sessions(&journal);
+    let reverted = list[0]["changes"].as_array().expect("changes");
+    assert!(
+        reverted.iter().all(|c| c["reverted"] == json!(true)),
+        "{list:?}"
+    );
 }
 
 #[test]
