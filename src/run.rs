@@ -339,10 +339,8 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     crate::say!("tuls: roots: {}", root_list.join(", "));
     crate::say!("tuls: tools: {}", policy.enabled_tools().join(", "));
     crate::say!("tuls: landlock: {landlock}");
-    if opened
-        .first()
-        .is_some_and(|r| crate::fs::sys::openat2_unavailable(&r.dir))
-    {
+    let scope = Arc::new(Scope::new(opened, limits.max_path_bytes));
+    if scope.openat2_missing() {
         crate::say!(
             "tuls: openat2: unavailable here (a kernel before 5.6, an emulator or a seccomp filter); \
              paths are resolved one component at a time with O_NOFOLLOW instead, with the same confinement"
@@ -355,8 +353,6 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
              tuls: `npx -y @modelcontextprotocol/inspector@0.15.0 tuls filesystem DIR`. Press Ctrl-D to quit."
         );
     }
-
-    let scope = Arc::new(Scope::new(opened, limits.max_path_bytes));
     let server = match Server::new(scope, policy, limits, !args.no_client_roots, audit, threads) {
         Ok(server) => server,
         Err(e) => return stop(&StartupError::Start(e)),

@@ -58,6 +58,8 @@ pub struct Scope {
     /// Whether the kernel resolves beneath a directory in one call
     /// (`openat2`), so that a read may skip the rule walk ([`Intent::Read`]).
     one_call: bool,
+    /// Whether the `openat2` probe failed (Linux only).
+    openat2_missing: bool,
 }
 
 /// The roots in force, and why there are none when there are none.
@@ -79,10 +81,11 @@ impl Scope {
         // surfaces as `EINVAL` (its `readlinkat` of what is a directory
         // again); the rule walk words every such race as the missing path it
         // met, so reads keep it there.
-        let one_call = cfg!(all(target_os = "linux", not(feature = "portable")))
-            && cli
-                .first()
-                .is_some_and(|r| !crate::fs::sys::openat2_unavailable(&r.dir));
+        let openat2_missing = cli
+            .first()
+            .is_some_and(|r| crate::fs::sys::openat2_unavailable(&r.dir));
+        let one_call =
+            cfg!(all(target_os = "linux", not(feature = "portable"))) && !openat2_missing;
         let effective = RwLock::new(InForce {
             roots: Arc::new(cli.clone()),
             why_none: None,
@@ -92,7 +95,15 @@ impl Scope {
             effective,
             max_path_bytes,
             one_call,
+            openat2_missing,
         }
+    }
+
+    /// Whether the kernel refused `openat2` when the scope was made
+    /// ([`crate::fs::sys::openat2_unavailable`], probed once, on the first
+    /// root): startup says so.
+    pub fn openat2_missing(&self) -> bool {
+        self.openat2_missing
     }
 
     /// The operator's roots.
