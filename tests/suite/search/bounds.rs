@@ -422,3 +422,47 @@ fn every_reply_fits_the_budget_in_both_forms() {
         }
     }
 }
+
+/// 1 GiB without a newline and 160 MiB of lines: the peak RSS stays under
+/// 100 MiB.
+#[test]
+#[ignore = "slow: searches 1 GiB sparse files and 160 MiB of lines in a debug build"]
+fn memory_stays_bounded_on_huge_files() {
+    use std::io::Write as _;
+    let env = TestEnv::new();
+    // No newline in 1 GiB: the line buffer stops at its heap limit.
+    std::fs::File::create(env.path("zeros.bin"))
+        .and_then(|f| f.set_len(1 << 30))
+        .expect("zeros");
+    // 160 MiB of short lines, the match at the very end.
+    let mut f =
+        std::io::BufWriter::new(std::fs::File::create(env.path("lines.log")).expect("lines"));
+    let chunk = "just a line of text\n".repeat(1 << 16);
+    while f.get_ref().metadata().expect("md").len() < 160 << 20 {
+        f.write_all(chunk.as_bytes()).expect("write");
+        f.flush().expect("flush");
+    }
+    f.write_all(b"NEEDLE at the end\n").expect("needle");
+    drop(f);
+    let server = Server::start(&args![env.root()]);
+    let pid = server.pid().expect("pid");
+    let r = super::contents::search(
+        &server,
+        json!({"path": "zeros.bin", "pattern": "x", "binary": true}),
+    );
+    assert!(
+        r.text.contains("could not be searched to the end"),
+        "{}",
+        r.text
+    );
+    let r = super::contents::search(&server, json!({"path": "zeros.bin", "pattern": "x"}));
+    assert!(r.text.contains("binary file(s) skipped"), "{}", r.text);
+    let r = super::contents::search(
+        &server,
+        json!({"path": ".", "pattern": "NEEDLE", "noIgnore": true}),
+    );
+    assert!(r.text.ends_with(":NEEDLE at the end"), "{}", r.text);
+    let hwm = status_kib(pid, "VmHWM");
+    eprintln!("search_file_contents: peak RSS {hwm} KiB");
+    assert!(hwm < 100 * 1024, "peak RSS {hwm} KiB");
+}

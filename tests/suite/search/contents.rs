@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::proc::status_kib;
 use crate::util::{CANARY_CONTENT, RawServer, Reply, Server, TestEnv};
 
 const TOOL: &str = "search_file_contents";
@@ -126,7 +125,9 @@ fn as_rg(text: &str, given: &str) -> String {
     }
 }
 
-fn search(server: &Server, args: Value) -> Reply {
+/// One content search that must succeed; its reply is scanned for the
+/// outside canary.
+pub(super) fn search(server: &Server, args: Value) -> Reply {
     let r = server.call(TOOL, args);
     r.assert_ok();
     assert!(
@@ -579,49 +580,6 @@ fn progress_is_reported_when_asked() {
             );
         }
     }
-}
-
-/// A field of `/proc/<pid>/status` in KiB.
-#[test]
-#[ignore = "slow: searches 1 GiB sparse files and 160 MiB of lines in a debug build"]
-fn memory_stays_bounded_on_huge_files() {
-    use std::io::Write as _;
-    let env = TestEnv::new();
-    // No newline in 1 GiB: the line buffer stops at its heap limit.
-    std::fs::File::create(env.path("zeros.bin"))
-        .and_then(|f| f.set_len(1 << 30))
-        .expect("zeros");
-    // 160 MiB of short lines, the match at the very end.
-    let mut f =
-        std::io::BufWriter::new(std::fs::File::create(env.path("lines.log")).expect("lines"));
-    let chunk = "just a line of text\n".repeat(1 << 16);
-    while f.get_ref().metadata().expect("md").len() < 160 << 20 {
-        f.write_all(chunk.as_bytes()).expect("write");
-        f.flush().expect("flush");
-    }
-    f.write_all(b"NEEDLE at the end\n").expect("needle");
-    drop(f);
-    let server = Server::start(&args![env.root()]);
-    let pid = server.pid().expect("pid");
-    let r = search(
-        &server,
-        json!({"path": "zeros.bin", "pattern": "x", "binary": true}),
-    );
-    assert!(
-        r.text.contains("could not be searched to the end"),
-        "{}",
-        r.text
-    );
-    let r = search(&server, json!({"path": "zeros.bin", "pattern": "x"}));
-    assert!(r.text.contains("binary file(s) skipped"), "{}", r.text);
-    let r = search(
-        &server,
-        json!({"path": ".", "pattern": "NEEDLE", "noIgnore": true}),
-    );
-    assert!(r.text.ends_with(":NEEDLE at the end"), "{}", r.text);
-    let hwm = status_kib(pid, "VmHWM");
-    eprintln!("search_file_contents: peak RSS {hwm} KiB");
-    assert!(hwm < 100 * 1024, "peak RSS {hwm} KiB");
 }
 
 #[test]
