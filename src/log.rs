@@ -22,9 +22,9 @@ use tracing_subscriber::registry::LookupSpan;
 
 use crate::cli::LogLevel;
 
-/// Writes `args` and a newline to stderr, whole or not at all as far as
-/// one `write` goes, and drops a write error: a closed stderr must not stop
-/// the server (use the [`crate::say`] macro).
+/// Writes `args` and a newline to stderr as one buffer (so concurrent lines
+/// do not interleave mid-line), and drops a write error: a closed stderr
+/// must not stop the server (use the [`crate::say`] macro).
 pub fn line(args: fmt::Arguments<'_>) {
     use std::io::Write as _;
     let mut text = args.to_string();
