@@ -285,6 +285,18 @@ impl Default for Limits {
     }
 }
 
+/// Log lines waiting for stderr once the session runs (src/log.rs); past
+/// it a line is dropped and counted, so an unread stderr cannot stall the
+/// server. With [`LOG_LINE_MAX_BYTES`], at most 8 MiB.
+pub const LOG_QUEUE_LINES: usize = 1024;
+
+/// The longest log line; a longer one is cut, ending in `… (cut)`.
+pub const LOG_LINE_MAX_BYTES: usize = 8 * 1024;
+
+/// How long the end of a session waits for queued log lines to reach
+/// stderr before the process exits without them.
+pub const LOG_FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// `default`, or, in debug builds only, `from` of the number in the
 /// environment variable `var` when it is set: how the tests reach a bound
 /// (a deadline, a cap) without waiting or building inputs as large as it.

@@ -203,7 +203,7 @@ fn beneath(path: &str, base: &str) -> Option<String> {
 
 /// Runs `tuls filesystem`.
 pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
-    crate::log::init(args.log_level);
+    let mut logger = crate::log::init(args.log_level);
     // --read-only: the reference's spelling of --deny filesystem.write.
     let mut deny = args.deny.clone();
     if args.read_only {
@@ -373,7 +373,10 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
             )));
         }
     };
+    logger.queue();
     let result = crate::mcp::stdio::serve(runtime, server, limits.max_request_bytes, hooks);
+    // The session's last log lines reach stderr before an error line does.
+    drop(logger);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => stop(&StartupError::Session(e)),

@@ -292,12 +292,23 @@ impl Journal {
             .map_err(std::io::Error::from)
             .and_then(|()| {
                 std::thread::scope(|s| {
-                    let dir = parent.map(|d| s.spawn(move || sync_dir(d)));
-                    let obj = stored.then(|| s.spawn(move || sync_dir(objects)));
+                    // A thread that cannot be made (a pids or memory limit)
+                    // is not a panic: that directory is synced here instead.
+                    let spawn = |d| {
+                        let h = std::thread::Builder::new().spawn_scoped(s, move || sync_dir(d));
+                        (d, h)
+                    };
+                    let dir = parent.map(spawn);
+                    let obj = stored.then(|| spawn(objects));
                     let logged = crate::fs::sys::datasync(log).map_err(std::io::Error::from);
-                    let joined = |h: std::thread::ScopedJoinHandle<'_, std::io::Result<()>>| {
-                        h.join()
-                            .unwrap_or_else(|_| Err(std::io::Error::other("a sync panicked")))
+                    let joined = |(d, h): (
+                        _,
+                        std::io::Result<std::thread::ScopedJoinHandle<'_, _>>,
+                    )| match h {
+                        Ok(h) => h
+                            .join()
+                            .unwrap_or_else(|_| Err(std::io::Error::other("a sync panicked"))),
+                        Err(_) => sync_dir(d),
                     };
                     if let Some(Err(e)) = dir.map(joined) {
                         tracing::warn!(error = %e, "fsync of the directory after a write failed");

@@ -43,6 +43,17 @@ impl RawServer {
         Self::spawn(args, env, Stdio::from(writer))
     }
 
+    /// Like [`RawServer::start_with_env`], with stderr a pipe that nobody
+    /// reads until the caller does: its read end is returned. Once the pipe
+    /// is full, a write the server makes there blocks.
+    pub fn start_with_stderr_unread(
+        args: &[impl AsRef<OsStr>],
+        env: &[(&str, &str)],
+    ) -> (RawServer, std::io::PipeReader) {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        (Self::spawn(args, env, Stdio::from(writer)), reader)
+    }
+
     fn spawn(args: &[impl AsRef<OsStr>], env: &[(&str, &str)], stderr: Stdio) -> RawServer {
         let mut cmd = Command::new(bin());
         cmd.arg("filesystem")

@@ -479,3 +479,47 @@ fn after_a_roots_timeout_the_refusal_says_how_to_recover_and_that_works() {
     let r = read(&mut raw);
     assert_eq!(r.text, "alpha\n", "{:?}", r.raw);
 }
+
+/// A host that never reads the server's stderr, and a client that sends
+/// 5,000 lines that are not JSON, each answered and each logged (about
+/// 500 KB of log, where a pipe holds 64 KiB). The next call is still
+/// answered: log lines past the queue are dropped, not waited for, and the
+/// count is said once stderr is read. Before the queue, the thread that
+/// reads requests blocked in its log `write` after about 650 lines, and
+/// the call was never answered.
+#[test]
+fn an_unread_stderr_does_not_stall_the_session() {
+    let env = TestEnv::new();
+    env.write("a.txt", "alive\n");
+    let (mut raw, mut err) =
+        RawServer::start_with_stderr_unread(&args![env.root(), "--log-level", "debug"], &[]);
+    raw.initialize("2025-11-25");
+    let bad = "x\n".repeat(5000);
+    raw.send_bytes(bad.as_bytes()).expect("send the bad lines");
+    let read = raw_reply(&raw.call_tool("read_text_file", json!({"path": "a.txt"})));
+    assert_eq!(read.text, "alive\n");
+    // Now read stderr to its end, while the server drains and exits.
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = err.read_to_string(&mut text);
+        text
+    });
+    raw.close_stdin();
+    let status = raw.wait_exit(Duration::from_secs(20)).expect("tuls exits");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let text = reader.join().expect("stderr reader");
+    let parse_errors = text
+        .lines()
+        .filter(|l| l.contains("is not valid JSON"))
+        .count();
+    assert!(
+        (1..5000).contains(&parse_errors),
+        "{parse_errors} parse errors logged"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("tuls: warn: ")
+            && l.ends_with(" log line(s) dropped: stderr was not read fast enough")),
+        "no count of dropped lines in:\n{}",
+        text.lines().rev().take(5).collect::<Vec<_>>().join("\n")
+    );
+}
