@@ -38,9 +38,7 @@ use crate::limits::{LOG_FLUSH_WAIT, LOG_LINE_MAX_BYTES, LOG_QUEUE_LINES};
 /// do not interleave mid-line), and drops a write error: a closed stderr
 /// must not stop the server (use the [`crate::say`] macro).
 pub fn line(args: fmt::Arguments<'_>) {
-    let mut text = args.to_string();
-    text.push('\n');
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    write_line(io::stderr().lock(), args);
 }
 
 /// `say!("...", args)`: a line on stderr that cannot fail the process, for
@@ -57,9 +55,14 @@ macro_rules! say {
 /// and record it (use the [`crate::out`] macro). Never in `tuls
 /// filesystem`'s session, where stdout is the MCP transport.
 pub fn out_line(args: fmt::Arguments<'_>) {
+    write_line(io::stdout().lock(), args);
+}
+
+/// `args` and a newline, in one `write_all`; a write error is dropped.
+fn write_line(mut to: impl io::Write, args: fmt::Arguments<'_>) {
     let mut text = args.to_string();
     text.push('\n');
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    let _ = to.write_all(text.as_bytes());
 }
 
 /// `out!("...", args)`: a line on stdout that cannot fail the process

@@ -98,15 +98,22 @@ fn session(server: &Server, env: &TestEnv) {
     }
 }
 
-#[test]
-fn a_session_of_every_kind_of_change_is_reverted_to_the_exact_tree() {
-    let env = TestEnv::new();
-    fixture(&env);
+/// The fixture, then one journaled session of [`session`]'s changes:
+/// the journal's directory, and the tree as it was before the session.
+fn journaled_session(env: &TestEnv) -> (std::path::PathBuf, crate::util::snapshot::Snapshot) {
+    fixture(env);
     let journal = env.base().join("journal");
     let before = env.snapshot(env.root());
     let server = Server::start(&args![env.root(), "--journal", &journal]);
-    session(&server, &env);
+    session(&server, env);
     drop(server);
+    (journal, before)
+}
+
+#[test]
+fn a_session_of_every_kind_of_change_is_reverted_to_the_exact_tree() {
+    let env = TestEnv::new();
+    let (journal, before) = journaled_session(&env);
     assert_ne!(
         env.snapshot(env.root()),
         before,
@@ -157,12 +164,7 @@ fn a_session_of_every_kind_of_change_is_reverted_to_the_exact_tree() {
 #[test]
 fn a_revert_whose_stdout_is_closed_still_finishes_and_is_recorded() {
     let env = TestEnv::new();
-    fixture(&env);
-    let journal = env.base().join("journal");
-    let before = env.snapshot(env.root());
-    let server = Server::start(&args![env.root(), "--journal", &journal]);
-    session(&server, &env);
-    drop(server);
+    let (journal, before) = journaled_session(&env);
     let id = sessions(&journal)[0]["session"]
         .as_str()
         .expect("id")
