@@ -295,20 +295,18 @@ impl Journal {
                     // A thread that cannot be made (a pids or memory limit)
                     // is not a panic: that directory is synced here instead.
                     let spawn = |d| {
-                        let h = std::thread::Builder::new().spawn_scoped(s, move || sync_dir(d));
-                        (d, h)
+                        std::thread::Builder::new()
+                            .spawn_scoped(s, move || sync_dir(d))
+                            .map_err(|_| d)
                     };
                     let dir = parent.map(spawn);
                     let obj = stored.then(|| spawn(objects));
                     let logged = crate::fs::sys::datasync(log).map_err(std::io::Error::from);
-                    let joined = |(d, h): (
-                        _,
-                        std::io::Result<std::thread::ScopedJoinHandle<'_, _>>,
-                    )| match h {
+                    let joined = |h: Result<std::thread::ScopedJoinHandle<'_, _>, _>| match h {
                         Ok(h) => h
                             .join()
                             .unwrap_or_else(|_| Err(std::io::Error::other("a sync panicked"))),
-                        Err(_) => sync_dir(d),
+                        Err(d) => sync_dir(d),
                     };
                     if let Some(Err(e)) = dir.map(joined) {
                         tracing::warn!(error = %e, "fsync of the directory after a write failed");
