@@ -112,6 +112,13 @@ pub trait Grant: Send + Sync {
     /// share of the budget covers what that read may hold (waiting while
     /// other replies are written), or fails when the call is cancelled.
     fn file_opened(&self, bytes: u64) -> Result<()>;
+
+    /// The call now holds `bytes` of reply text built as it reads, which can
+    /// outgrow the file it came from (numbered lines: a file of empty lines
+    /// makes eight bytes of text per byte, twice what the read's share of
+    /// four per byte covers): returns once its share covers them, waiting
+    /// like [`Grant::file_opened`].
+    fn holds(&self, bytes: u64) -> Result<()>;
 }
 
 /// The grant of a read made outside any call's reply budget (unit tests,
@@ -121,6 +128,10 @@ pub struct Unbudgeted;
 
 impl Grant for Unbudgeted {
     fn file_opened(&self, _: u64) -> Result<()> {
+        Ok(())
+    }
+
+    fn holds(&self, _: u64) -> Result<()> {
         Ok(())
     }
 }

@@ -363,7 +363,8 @@ mod tests {
 
     /// A file that grows after it was opened (and measured) is covered by
     /// the call's reply budget before its bytes are held: the grant asked
-    /// for is at least what each reader returns.
+    /// for is at least what each reader returns (for a numbered range, the
+    /// text it holds: [`crate::memory::Grant::holds`]).
     #[test]
     fn bytes_past_the_size_at_open_are_covered_before_they_are_held() {
         use std::io::Write as _;
@@ -374,6 +375,7 @@ mod tests {
         struct Growing {
             root: Arc<crate::fs::roots::Root>,
             granted: Mutex<u64>,
+            text: Mutex<u64>,
             grown: Mutex<bool>,
         }
         impl crate::memory::Grant for Growing {
@@ -390,6 +392,12 @@ mod tests {
                 }
                 Ok(())
             }
+
+            fn holds(&self, bytes: u64) -> Result<()> {
+                let mut text = lock(&self.text);
+                *text = (*text).max(bytes);
+                Ok(())
+            }
         }
         let tmp = tempfile::tempdir().expect("tempdir");
         let root = Arc::new(crate::fs::roots::open(tmp.path()).expect("open root"));
@@ -397,7 +405,22 @@ mod tests {
             crate::fs::scope::resolve_in(std::slice::from_ref(&root), "f", 4096).expect("resolve")
         };
         type Reader<'a> = Box<dyn Fn(&Io) -> Result<usize> + 'a>;
-        let readers: [(&str, Reader<'_>); 3] = [
+        let numbered = |io: &Io| {
+            let range = crate::text::lines::Range {
+                first: 1,
+                count: None,
+                numbers: true,
+            };
+            let caps = crate::text::lines::Caps {
+                whole_chars: usize::MAX,
+                cut_chars: usize::MAX,
+                bytes: 32 << 20,
+            };
+            let cancel = tokio_util::sync::CancellationToken::new();
+            read_range(io, &target(), range, caps, u64::MAX, &cancel, 32 << 20)
+                .map(|((text, _), _)| text.len())
+        };
+        let readers: [(&str, Reader<'_>); 4] = [
             (
                 "whole",
                 Box::new(|io| read_all(io, &target(), 32 << 20).map(|b| b.len())),
@@ -410,6 +433,7 @@ mod tests {
                 "tail 0",
                 Box::new(|io| read_tail(io, &target(), 0.0, 32 << 20).map(|s| s.0.len())),
             ),
+            ("numbered range", Box::new(numbered)),
         ];
         let mut short = Vec::new();
         for (what, read) in readers {
@@ -417,6 +441,7 @@ mod tests {
             let grant = Arc::new(Growing {
                 root: root.clone(),
                 granted: Mutex::new(0),
+                text: Mutex::new(0),
                 grown: Mutex::new(false),
             });
             let io = Io {
@@ -424,7 +449,7 @@ mod tests {
                 ..Io::unbudgeted()
             };
             let got = read(&io).expect("read");
-            let granted = *lock(&grant.granted);
+            let granted = (*lock(&grant.granted)).max(*lock(&grant.text));
             assert!(got > 3 << 20, "{what}: read {got} bytes");
             if granted < got as u64 {
                 short.push(format!("{what}: held {got} bytes with {granted} covered"));

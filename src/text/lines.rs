@@ -17,6 +17,22 @@ pub fn number_prefix(n: u64) -> String {
     format!("{n:>6}\t")
 }
 
+/// The most text (in bytes) a range of a file of `file_bytes` bytes can
+/// make, within the text cap: each byte of a line decodes to at most three
+/// (U+FFFD for an invalid one) and a `\n` to one, and with `numbers` each
+/// line adds its prefix. With `L` lines that is at most
+/// `3 * (file_bytes - L) + L * (prefix + 1)`, largest when every line is
+/// empty: a file of newlines numbered makes eight bytes of text per byte.
+pub fn text_most(range: Range, caps: Caps, file_bytes: u64) -> u64 {
+    let per_byte = if range.numbers {
+        let digits = file_bytes.saturating_add(1).checked_ilog10().unwrap_or(0) + 1;
+        u64::from(digits.max(6)) + 2
+    } else {
+        3
+    };
+    file_bytes.saturating_mul(per_byte).min(caps.bytes as u64)
+}
+
 /// Which lines to pick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
@@ -93,6 +109,9 @@ pub struct Collector {
     cur_over: bool,
     keep: usize,
     out: String,
+    /// The capacity `out` grows to at most, unless a line needs more (what
+    /// the reply budget covers; see [`Collector::hold_at_most`]).
+    room: usize,
     out_chars: usize,
     /// `out` at the last line end within `cut_chars`: (bytes, lines shown).
     mark: (usize, u64),
@@ -118,6 +137,7 @@ impl Collector {
             cur_over: false,
             keep,
             out: String::new(),
+            room: usize::MAX,
             out_chars: 0,
             mark: (0, 0),
             shown: 0,
@@ -128,6 +148,35 @@ impl Collector {
     /// Whether the range is done (no more input is needed).
     pub fn is_done(&self) -> bool {
         self.end.is_some()
+    }
+
+    /// The bytes of the text so far and of the current line: within
+    /// [`text_most`] of the bytes fed.
+    pub fn text_bytes(&self) -> u64 {
+        self.out.len().saturating_add(self.cur.len()) as u64
+    }
+
+    /// Keeps the text's capacity within `bytes` as it grows (it doubles,
+    /// but never past `bytes` unless the text itself needs more), so that
+    /// a text within what the reply budget covers is held within it too.
+    pub fn hold_at_most(&mut self, bytes: u64) {
+        self.room = usize::try_from(bytes).unwrap_or(usize::MAX);
+    }
+
+    /// Appends `text` to the text, growing its capacity within `room`.
+    fn push_out(&mut self, text: &str) {
+        let need = self.out.len().saturating_add(text.len());
+        if need > self.out.capacity() {
+            let grown = self
+                .out
+                .capacity()
+                .saturating_mul(2)
+                .max(need)
+                .max(64)
+                .min(self.room.max(need));
+            self.out.reserve_exact(grown - self.out.len());
+        }
+        self.out.push_str(text);
     }
 
     /// Whether the collector is still before the range's first line.
@@ -190,7 +239,7 @@ impl Collector {
             && self.out_chars.saturating_add(n) <= self.caps.whole_chars
             && self.out.len().saturating_add(text.len()) <= self.caps.bytes;
         if within {
-            self.out.push_str(&text);
+            self.push_out(&text);
             self.out_chars += n;
             self.shown += 1;
             self.line += 1;
@@ -423,5 +472,52 @@ mod tests {
                 }
             )
         );
+    }
+
+    /// The text of a range never passes [`text_most`] of the bytes it came
+    /// from, for the files that make the most text per byte, and its
+    /// capacity stays within what [`Collector::hold_at_most`] allows.
+    #[test]
+    fn text_most_bounds_the_text_and_its_capacity() {
+        let files: [(&str, Vec<u8>); 4] = [
+            ("empty lines", b"\n".repeat(20_000)),
+            ("invalid bytes", b"\xff".repeat(20_000)),
+            ("invalid lines", b"\xff\n".repeat(10_000)),
+            ("one byte lines", b"a\n".repeat(10_000)),
+        ];
+        for (what, file) in files {
+            for numbers in [false, true] {
+                let range = Range {
+                    first: 1,
+                    count: None,
+                    numbers,
+                };
+                let most = text_most(range, NONE, file.len() as u64);
+                let mut c = Collector::new(range, NONE);
+                c.hold_at_most(most);
+                for chunk in file.chunks(4096) {
+                    c.feed(chunk);
+                    assert!(c.text_bytes() <= most, "{what}, numbers {numbers}");
+                }
+                let (text, _) = c.finish();
+                assert!(text.len() as u64 <= most, "{what}, numbers {numbers}");
+                assert!(
+                    text.capacity() as u64 <= most,
+                    "{what}, numbers {numbers}: capacity {} past {most}",
+                    text.capacity()
+                );
+            }
+        }
+        // Empty lines numbered: eight bytes per byte (nine past line 999,999).
+        let numbered = Range {
+            first: 1,
+            count: None,
+            numbers: true,
+        };
+        assert_eq!(text_most(numbered, NONE, 1000), 8000);
+        assert_eq!(text_most(numbered, NONE, 1 << 20), 9 << 20);
+        // Never past the text cap.
+        let capped = Caps { bytes: 100, ..NONE };
+        assert_eq!(text_most(numbered, capped, 1000), 100);
     }
 }

@@ -162,16 +162,26 @@ pub fn read_range(
     cancel: &CancellationToken,
     limit: u64,
 ) -> Result<((String, lines::End), Option<Version>)> {
-    let (file, _) = open_regular(io, t)?;
+    let (file, size) = open_regular(io, t)?;
     version::with_read(&file, limit, &t.given, || {
-        let out = range_from(&file, t, range, caps, max_scan, cancel)?;
+        let out = range_from(io, &file, size, t, range, caps, max_scan, cancel)?;
         io.note.read(out.0.len() as u64);
         Ok(out)
     })
 }
 
+/// The range's lines of `file` (of `size` bytes at open). Numbered lines
+/// can make more text than the share of the reply budget a read of the
+/// file took when it was opened (eight bytes per byte, for four): before a
+/// byte is read, the call's share is made to cover the most text this file
+/// can make ([`lines::text_most`], [`crate::memory::Grant::holds`]), and the
+/// text's capacity is kept within it. Bytes a file gained after it was
+/// opened are covered as their text is held.
+#[allow(clippy::too_many_arguments)]
 fn range_from(
+    io: &Io,
     mut file: &File,
+    size: u64,
     t: &Target,
     range: lines::Range,
     caps: lines::Caps,
@@ -180,6 +190,9 @@ fn range_from(
 ) -> Result<(String, lines::End)> {
     let given = t.given.as_str();
     let mut collector = lines::Collector::new(range, caps);
+    let mut covered = lines::text_most(range, caps, size);
+    io.grant.holds(covered)?;
+    collector.hold_at_most(covered);
     let mut chunk = vec![0u8; CHUNK];
     let mut scanned = 0u64;
     let mut probe = true;
@@ -228,6 +241,15 @@ fn range_from(
         let read = chunk.get(..got).unwrap_or_default();
         probe = read.iter().all(|&b| b == 0);
         collector.feed(read);
+        // Past what the size at open allows only if the file grew. Then
+        // covered ahead, by what twice the bytes read so far can make, so
+        // that the text grows by doubling, not by a reallocation per line.
+        let text = collector.text_bytes();
+        if text > covered {
+            covered = lines::text_most(range, caps, scanned.saturating_mul(2)).max(text);
+            io.grant.holds(covered)?;
+            collector.hold_at_most(covered);
+        }
     }
     Ok(collector.finish())
 }

@@ -56,16 +56,13 @@ impl CallBudget {
     }
 }
 
-impl crate::memory::Grant for CallBudget {
-    fn file_opened(&self, bytes: u64) -> crate::error::Result<()> {
-        if self.plan.per_file_byte == 0 {
-            return Ok(());
-        }
-        let mut st = lock(&self.state);
-        let more = bytes
-            .min(self.read_limit)
-            .saturating_mul(self.plan.per_file_byte);
-        st.wanted = st.wanted.saturating_add(more).min(self.plan.most);
+impl CallBudget {
+    /// Makes the call's share cover `st.wanted` (plus the envelope, and at
+    /// least what it reserved up front): taken now if it is free, or else
+    /// waited for holding nothing (two calls each waiting for more while
+    /// holding some could deadlock behind one another), until it is free
+    /// or the call is cancelled.
+    fn cover(&self, mut st: std::sync::MutexGuard<'_, Budgeted>) -> crate::error::Result<()> {
         let want = self
             .flow
             .units_for(st.wanted.saturating_add(ENVELOPE).max(self.plan.upfront));
@@ -83,8 +80,6 @@ impl crate::memory::Grant for CallBudget {
             }
             return Ok(());
         }
-        // Wait holding nothing: two calls each waiting for more while
-        // holding some could deadlock behind one another.
         st.permit = None;
         let acquire = self.flow.bytes.clone().acquire_many_owned(want);
         let cancel = self.cancel.clone();
@@ -103,6 +98,33 @@ impl crate::memory::Grant for CallBudget {
             }
             None => Err(crate::error::Error::Cancelled),
         }
+    }
+}
+
+impl crate::memory::Grant for CallBudget {
+    fn file_opened(&self, bytes: u64) -> crate::error::Result<()> {
+        if self.plan.per_file_byte == 0 {
+            return Ok(());
+        }
+        let mut st = lock(&self.state);
+        let more = bytes
+            .min(self.read_limit)
+            .saturating_mul(self.plan.per_file_byte);
+        st.wanted = st.wanted.saturating_add(more).min(self.plan.most);
+        self.cover(st)
+    }
+
+    fn holds(&self, bytes: u64) -> crate::error::Result<()> {
+        // A plan of no files reserved its most up front.
+        if self.plan.per_file_byte == 0 {
+            return Ok(());
+        }
+        let mut st = lock(&self.state);
+        if bytes <= st.wanted {
+            return Ok(());
+        }
+        st.wanted = bytes.min(self.plan.most);
+        self.cover(st)
     }
 }
 
@@ -134,6 +156,28 @@ mod tests {
         assert_eq!(flow.bytes.available_permits(), 1024 - 405);
         // Never past the plan's most.
         budget.file_opened(10_000 * UNIT).unwrap();
+        assert_eq!(flow.bytes.available_permits(), 23);
+        drop(budget.take());
+        assert_eq!(flow.bytes.available_permits(), 1024);
+    }
+
+    #[test]
+    fn a_call_whose_text_outgrows_its_files_share_grows_it_to_the_text() {
+        use crate::memory::Grant as _;
+        let flow = Arc::new(Flow::new(1024 * UNIT, 4));
+        let res = flow.try_reserve(64 * UNIT);
+        let budget = CallBudget::new(flow.clone(), read_plan(), res, u64::MAX, Default::default());
+        // A file of 50 KiB: 200 KiB of text covered (plus the envelope).
+        budget.file_opened(50 * UNIT).unwrap();
+        assert_eq!(flow.bytes.available_permits(), 1024 - 201);
+        // Text within that share asks for nothing more.
+        budget.holds(150 * UNIT).unwrap();
+        assert_eq!(flow.bytes.available_permits(), 1024 - 201);
+        // Numbered lines made 400 KiB of it: the share grows to the text.
+        budget.holds(400 * UNIT).unwrap();
+        assert_eq!(flow.bytes.available_permits(), 1024 - 401);
+        // Never past the plan's most.
+        budget.holds(5_000 * UNIT).unwrap();
         assert_eq!(flow.bytes.available_permits(), 23);
         drop(budget.take());
         assert_eq!(flow.bytes.available_permits(), 1024);
