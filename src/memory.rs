@@ -113,12 +113,14 @@ pub trait Grant: Send + Sync {
     /// other replies are written), or fails when the call is cancelled.
     fn file_opened(&self, bytes: u64) -> Result<()>;
 
-    /// The call now holds `bytes` of reply text built as it reads, which can
-    /// outgrow the file it came from (numbered lines: a file of empty lines
-    /// makes eight bytes of text per byte, twice what the read's share of
-    /// four per byte covers): returns once its share covers them, waiting
-    /// like [`Grant::file_opened`].
-    fn holds(&self, bytes: u64) -> Result<()>;
+    /// The call is about to build up to `bytes` of reply text as it reads,
+    /// which can outgrow the file it comes from (numbered lines: a file of
+    /// empty lines makes eight bytes of text per byte, twice what the
+    /// read's share of four per byte covers): returns once its share covers
+    /// them, waiting like [`Grant::file_opened`]. Called before the text is
+    /// held wherever it can be: a wait gives back the call's share, and what
+    /// the call holds meanwhile is not counted.
+    fn will_hold(&self, bytes: u64) -> Result<()>;
 }
 
 /// The grant of a read made outside any call's reply budget (unit tests,
@@ -131,7 +133,7 @@ impl Grant for Unbudgeted {
         Ok(())
     }
 
-    fn holds(&self, _: u64) -> Result<()> {
+    fn will_hold(&self, _: u64) -> Result<()> {
         Ok(())
     }
 }

@@ -364,7 +364,7 @@ mod tests {
     /// A file that grows after it was opened (and measured) is covered by
     /// the call's reply budget before its bytes are held: the grant asked
     /// for is at least what each reader returns (for a numbered range, the
-    /// text it holds: [`crate::memory::Grant::holds`]).
+    /// text it holds: [`crate::memory::Grant::will_hold`]).
     #[test]
     fn bytes_past_the_size_at_open_are_covered_before_they_are_held() {
         use std::io::Write as _;
@@ -393,7 +393,7 @@ mod tests {
                 Ok(())
             }
 
-            fn holds(&self, bytes: u64) -> Result<()> {
+            fn will_hold(&self, bytes: u64) -> Result<()> {
                 let mut text = lock(&self.text);
                 *text = (*text).max(bytes);
                 Ok(())

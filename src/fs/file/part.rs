@@ -174,9 +174,9 @@ pub fn read_range(
 /// can make more text than the share of the reply budget a read of the
 /// file took when it was opened (eight bytes per byte, for four): before a
 /// byte is read, the call's share is made to cover the most text this file
-/// can make ([`lines::text_most`], [`crate::memory::Grant::holds`]), and the
-/// text's capacity is kept within it. Bytes a file gained after it was
-/// opened are covered as their text is held.
+/// can make ([`lines::text_most`], [`crate::memory::Grant::will_hold`]),
+/// and the text's capacity is kept within it. Bytes a file gained after it
+/// was opened are covered as their text is held.
 #[allow(clippy::too_many_arguments)]
 fn range_from(
     io: &Io,
@@ -191,7 +191,7 @@ fn range_from(
     let given = t.given.as_str();
     let mut collector = lines::Collector::new(range, caps);
     let mut covered = lines::text_most(range, caps, size);
-    io.grant.holds(covered)?;
+    io.grant.will_hold(covered)?;
     collector.hold_at_most(covered);
     let mut chunk = vec![0u8; CHUNK];
     let mut scanned = 0u64;
@@ -247,7 +247,7 @@ fn range_from(
         let text = collector.text_bytes();
         if text > covered {
             covered = lines::text_most(range, caps, scanned.saturating_mul(2)).max(text);
-            io.grant.holds(covered)?;
+            io.grant.will_hold(covered)?;
             collector.hold_at_most(covered);
         }
     }

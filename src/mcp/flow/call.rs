@@ -54,9 +54,7 @@ impl CallBudget {
     pub fn take(&self) -> Option<Reservation> {
         lock(&self.state).permit.take().map(Reservation)
     }
-}
 
-impl CallBudget {
     /// Makes the call's share cover `st.wanted` (plus the envelope, and at
     /// least what it reserved up front): taken now if it is free, or else
     /// waited for holding nothing (two calls each waiting for more while
@@ -114,7 +112,7 @@ impl crate::memory::Grant for CallBudget {
         self.cover(st)
     }
 
-    fn holds(&self, bytes: u64) -> crate::error::Result<()> {
+    fn will_hold(&self, bytes: u64) -> crate::error::Result<()> {
         // A plan of no files reserved its most up front.
         if self.plan.per_file_byte == 0 {
             return Ok(());
@@ -171,13 +169,13 @@ mod tests {
         budget.file_opened(50 * UNIT).unwrap();
         assert_eq!(flow.bytes.available_permits(), 1024 - 201);
         // Text within that share asks for nothing more.
-        budget.holds(150 * UNIT).unwrap();
+        budget.will_hold(150 * UNIT).unwrap();
         assert_eq!(flow.bytes.available_permits(), 1024 - 201);
         // Numbered lines made 400 KiB of it: the share grows to the text.
-        budget.holds(400 * UNIT).unwrap();
+        budget.will_hold(400 * UNIT).unwrap();
         assert_eq!(flow.bytes.available_permits(), 1024 - 401);
         // Never past the plan's most.
-        budget.holds(5_000 * UNIT).unwrap();
+        budget.will_hold(5_000 * UNIT).unwrap();
         assert_eq!(flow.bytes.available_permits(), 23);
         drop(budget.take());
         assert_eq!(flow.bytes.available_permits(), 1024);
