@@ -9,7 +9,11 @@
 //! are walked the same way, never followed by the kernel; a link that is
 //! absolute or climbs above the root is an escape. Every canonical path the
 //! walk passes through is matched, so a hidden directory cannot even be
-//! passed through (`secrets/../x`). The operation then acts on the handles
+//! passed through (`secrets/../x`). The final effect is the strongest over
+//! the canonical path and every other name the path reached it by (each
+//! symlink's own path with the rest of the path after it): a protected name
+//! that is a link (`.git -> store.git`) protects what it leads to. The
+//! operation then acts on the handles
 //! the walk produced (the path checked is the path used): a directory or
 //! symlink swapped in after the check is not followed.
 //!
@@ -101,6 +105,10 @@ pub fn walk(
     // came from a symlink's target.
     let mut pending: Vec<(String, bool)> = segs.iter().rev().map(|s| (s.clone(), false)).collect();
     let mut hops = 0;
+    // The other in-root names of what the path reaches: at each symlink
+    // passed, the link's own path with the rest of the path after it (the
+    // name a program that spells the path that way reads it by).
+    let mut aliases: Vec<String> = Vec::new();
     let mut out = Walked {
         base: root.clone(),
         rel: Vec::new(),
@@ -210,6 +218,9 @@ pub fn walk(
                 if link.starts_with('/') {
                     return Err(outside());
                 }
+                if let Some(a) = alias(rule_path(&local), &pending) {
+                    aliases.push(a);
+                }
                 local.truncate(end_before);
                 pending.extend(link.split('/').rev().map(|p| (p.to_owned(), true)));
                 continue;
@@ -275,7 +286,7 @@ pub fn walk(
             } else {
                 Errno::NOENT
             };
-            out.effect = rules.effect(&rule_path(&out.local), None);
+            out.effect = strongest(rules, &rule_path(&out.local), &aliases, None);
             if out.effect == Effect::Hidden {
                 out.rel.truncate(1);
             }
@@ -290,11 +301,11 @@ pub fn walk(
             } else {
                 Errno::NOENT
             };
-            out.effect = rules.effect(&rule_path(&out.local), None);
+            out.effect = strongest(rules, &rule_path(&out.local), &aliases, None);
             return void(out, errno);
         }
         let kind = if ft.is_none() { None } else { Some(false) };
-        out.effect = rules.effect(&rule_path(&out.local), kind);
+        out.effect = strongest(rules, &rule_path(&out.local), &aliases, kind);
         if out.effect == Effect::Hidden {
             return void(out, Errno::NOENT);
         }
@@ -313,12 +324,48 @@ pub fn walk(
         let start = if *parent_end == 0 { 0 } else { parent_end + 1 };
         out.rel = vec![out.local.get(start..end).unwrap_or_default().to_owned()];
     }
-    out.effect = rules.effect(&rule_path(&out.local), Some(true));
+    out.effect = strongest(rules, &rule_path(&out.local), &aliases, Some(true));
     if out.effect == Effect::Hidden {
         out.held = None;
         return void(out, Errno::NOENT);
     }
     Ok(out)
+}
+
+/// The strongest effect over the canonical rule path `canonical` and the
+/// other names the walk reached it by (`aliases`): a protection holds for
+/// every name by which a program that obeys the file reads it (`.git ->
+/// store.git` makes `store.git/hooks` what git runs as `.git/hooks`).
+fn strongest(rules: &Rules, canonical: &str, aliases: &[String], kind: Option<bool>) -> Effect {
+    aliases
+        .iter()
+        .map(|a| rules.effect(a, kind))
+        .fold(rules.effect(canonical, kind), Effect::max)
+}
+
+/// The name a path has through the symlink at rule path `link`: the link's
+/// own path followed by the components still to walk (`pending`, the next
+/// one last), `..` taken lexically. `None` when it climbs above the root.
+fn alias(mut link: String, pending: &[(String, bool)]) -> Option<String> {
+    for (p, _) in pending.iter().rev() {
+        match p.as_str() {
+            "" | "." => {}
+            ".." => {
+                let cut = link.rfind('/').unwrap_or(0);
+                if link.is_empty() {
+                    return None;
+                }
+                link.truncate(cut);
+            }
+            p => {
+                if !link.is_empty() {
+                    link.push('/');
+                }
+                link.push_str(p);
+            }
+        }
+    }
+    Some(link)
 }
 
 /// The common case in one `openat2`: a path without `..` whose directories

@@ -2,6 +2,7 @@
 //! through the binary: case by case for every tool, the operator's flags,
 //! and links swapped in or made outside tuls.
 
+mod aliases;
 mod cases;
 mod flags;
 mod links;
