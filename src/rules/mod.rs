@@ -11,8 +11,10 @@
 //! Two effects, the stronger winning: [`Effect::Hidden`] (the path does not
 //! exist for the client) and [`Effect::ReadOnly`] (readable, never changed).
 //! Exemptions lift a default protection for the paths they match (e.g.
-//! `.claude/commands` inside a read-only `.claude`); they never lift a rule
-//! the operator wrote.
+//! `.claude/commands` inside a read-only `.claude`), only the protections
+//! matched at or above the exempt path (a `.git` beneath
+//! `.claude/skills` is protected again); they never lift a rule the
+//! operator wrote.
 //!
 //! Building a rule set from flags and the rules file is in [`config`].
 //! May touch: nothing (no I/O).
@@ -382,10 +384,50 @@ impl Rules {
         if both(&self.read_only_own) {
             return Effect::ReadOnly;
         }
-        if both(&self.read_only_default) && !both(&self.exempt) {
+        if both(&self.read_only_default) && self.default_protects(path, is_dir) {
             return Effect::ReadOnly;
         }
         Effect::None
+    }
+
+    /// Whether a built-in protection holds at `path` once the exemptions
+    /// are weighed: the path's prefixes are taken from the root down, a
+    /// built-in rule matching one protects it and what is beneath, and an
+    /// exemption matching one lifts the protections matched at or above it
+    /// only. So `.claude/skills` lifts `.claude`, but a `.git` beneath it
+    /// (`.claude/skills/foo/.git/config`) is protected again, unless an
+    /// exemption names that path too.
+    fn default_protects(&self, path: &str, is_dir: Option<bool>) -> bool {
+        let (ro, ex) = (&self.read_only_default, &self.exempt);
+        if ex.is_empty() {
+            return true;
+        }
+        let fold = self.case_insensitive;
+        let (ro_globs, ex_globs) = (ro.globs_for(path), ex.globs_for(path));
+        let hit = |set: &Set, globs, p: &str, d: Option<bool>| match d {
+            Some(d) => set.matches_with(globs, p, d, fold),
+            None => {
+                set.matches_with(globs, p, false, fold) || set.matches_with(globs, p, true, fold)
+            }
+        };
+        let mut protected = false;
+        let mut end = 0;
+        loop {
+            let (p, d, next) = match path[end..].find('/') {
+                Some(i) => (&path[..end + i], Some(true), Some(end + i + 1)),
+                None => (path, is_dir, None),
+            };
+            if hit(ro, ro_globs, p, d) {
+                protected = true;
+            }
+            if protected && hit(ex, ex_globs, p, d) {
+                protected = false;
+            }
+            match next {
+                Some(n) => end = n,
+                None => return protected,
+            }
+        }
     }
 
     /// Whether the entry at canonical `path`, whose parent directory is not

@@ -120,6 +120,34 @@ fn exemptions_lift_defaults_only() {
     );
 }
 
+/// The built-in set: an exemption lifts the protections matched at or
+/// above its path, never one matched beneath it.
+#[test]
+fn an_exemption_lifts_only_what_is_above_it() {
+    let (rules, _) = super::config::build(&super::config::Spec::default()).unwrap();
+    let r = Rules::new(rules).unwrap();
+    let ro = |p: &str| r.effect(p, Some(false)) == Effect::ReadOnly;
+    assert!(ro(".claude/settings.json"));
+    assert!(!ro(".claude/skills/foo/SKILL.md"));
+    assert!(!ro(".claude/commands/x.md"));
+    for p in [
+        ".claude/skills/foo/.git/config",
+        ".claude/skills/foo/.git/hooks/pre-commit",
+        ".claude/skills/foo/.envrc",
+        ".claude/skills/foo/.mcp.json",
+        ".claude/skills/foo/.vscode/tasks.json",
+        ".claude/skills/foo/.husky/pre-commit",
+        ".claude/skills/foo/.claude/settings.json",
+        ".claude/commands/.git/config",
+    ] {
+        assert!(ro(p), "{p}");
+    }
+    assert!(!ro(".claude/skills/foo/.claude/skills/bar/SKILL.md"));
+    // A path not yet there is checked both ways.
+    assert_eq!(r.effect(".claude/skills/foo/.git", None), Effect::ReadOnly);
+    assert_eq!(r.effect(".claude/skills/new", None), Effect::None);
+}
+
 /// Patterns for the random rule sets.
 const PATTERNS: &[&str] = &[
     ".env",

@@ -4,5 +4,6 @@
 
 mod aliases;
 mod cases;
+mod exempt;
 mod flags;
 mod links;
