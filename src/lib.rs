@@ -1,8 +1,13 @@
 //! tuls: a hardened MCP filesystem server.
 //!
 //! Each allowed root is opened once, at startup, as a `cap_std::fs::Dir`;
-//! afterwards every operation goes through those handles, and the kernel's
-//! resolve-beneath lookup enforces the scope. See README.md and SECURITY.md.
+//! afterwards every operation goes through those handles. The one resolver
+//! ([`fs::resolve`]) has two backends with one result: the kernel's
+//! resolve-beneath lookup (`openat2`, through cap-std) for a read in a root
+//! whose rules hide nothing, and tuls's component walk beneath the root
+//! handle (each directory opened `O_NOFOLLOW`, each symlink read by tuls,
+//! the path rules matched on every name) for every write and every other
+//! read. Landlock is the second wall. See README.md and SECURITY.md.
 //!
 //! Three layers, outside in:
 //! - [`mcp`]: the edge. JSON-RPC framing on stdio, the one tool-call path, the rmcp handler, the

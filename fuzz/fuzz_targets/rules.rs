@@ -10,7 +10,9 @@
 //! expanded, at most 40 hops, absolute links and climbing out are escapes);
 //! the patterns are matched by a matcher of its own (basename, `*.ext`,
 //! `**/name`, anchored exact: the shapes in `PATTERNS`) on every canonical
-//! path the walk passes through. Then, through `Scope::resolve`:
+//! path the walk passes through, and on every other name the path reaches
+//! its object by (at each link, the link's own path with the rest of the
+//! path after it). Then, through `Scope::resolve`:
 //! - an escape is refused (when resolved, or when used);
 //! - a path that passes through a hidden one is unusable (no metadata);
 //! - a read-only one refuses writes ([`Target::check_write`]);
@@ -185,8 +187,10 @@ enum Oracle {
     Outside,
     /// Too many links, or a non-directory in the middle: unusable.
     Broken,
-    /// The canonical path, whether it exists, and every path passed through.
-    At(String, bool, Vec<String>),
+    /// The canonical path, whether it exists, every path passed through,
+    /// and every other name the path reaches it by (at each link, the
+    /// link's own path with the rest of the path after it).
+    At(String, bool, Vec<String>, Vec<String>),
 }
 
 fn resolve(model: &HashMap<String, Node>, segs: &[&str]) -> Oracle {
@@ -205,6 +209,7 @@ fn resolve(model: &HashMap<String, Node>, segs: &[&str]) -> Oracle {
     let mut pending: Vec<String> = segs.iter().rev().map(|s| (*s).to_owned()).collect();
     let mut stack: Vec<String> = Vec::new();
     let mut passed = Vec::new();
+    let mut aliases = Vec::new();
     let mut hops = 0;
     while let Some(c) = pending.pop() {
         match c.as_str() {
@@ -234,12 +239,14 @@ fn resolve(model: &HashMap<String, Node>, segs: &[&str]) -> Oracle {
                         p => canon.push(p.to_owned()),
                     }
                 }
-                return Oracle::At(canon.join("/"), false, passed);
+                return Oracle::At(canon.join("/"), false, passed, aliases);
             }
             Some(Node::Dir) => stack.push(c),
             // A file is usable only as the very last component (`f.txt/`
             // and `f.txt/.` are not a directory).
-            Some(Node::File) if pending.is_empty() => return Oracle::At(joined, true, passed),
+            Some(Node::File) if pending.is_empty() => {
+                return Oracle::At(joined, true, passed, aliases);
+            }
             Some(Node::File) => return Oracle::Broken,
             Some(Node::Link(t)) => {
                 hops += 1;
@@ -249,11 +256,23 @@ fn resolve(model: &HashMap<String, Node>, segs: &[&str]) -> Oracle {
                 if t.starts_with('/') {
                     return Oracle::Outside;
                 }
+                let mut alias = path.clone();
+                let mut climbs = false;
+                for p in pending.iter().rev() {
+                    match p.as_str() {
+                        "" | "." => {}
+                        ".." => climbs |= alias.pop().is_none(),
+                        p => alias.push(p.to_owned()),
+                    }
+                }
+                if !climbs {
+                    aliases.push(alias.join("/"));
+                }
                 pending.extend(t.split('/').rev().map(str::to_owned));
             }
         }
     }
-    Oracle::At(stack.join("/"), true, passed)
+    Oracle::At(stack.join("/"), true, passed, aliases)
 }
 
 fn check(fx: &Fx, hide: u8, ro: u8, segs: &[&str]) {
@@ -284,8 +303,10 @@ fn check(fx: &Fx, hide: u8, ro: u8, segs: &[&str]) {
                 );
             }
         }
-        Oracle::At(canon, exists, passed) => {
-            let hidden = passed.iter().any(|p| covered(hide, p)) || covered(hide, &canon);
+        Oracle::At(canon, exists, passed, aliases) => {
+            let names = || std::iter::once(&canon).chain(&aliases);
+            let hidden =
+                passed.iter().any(|p| covered(hide, p)) || names().any(|p| covered(hide, p));
             let Ok(t) = got else {
                 panic!("{path:?} (canonical {canon:?}) was refused");
             };
@@ -313,7 +334,7 @@ fn check(fx: &Fx, hide: u8, ro: u8, segs: &[&str]) {
                     t.check_write("open").is_err(),
                     "{path:?}: hidden but writable"
                 );
-            } else if covered(ro, &canon) {
+            } else if names().any(|p| covered(ro, p)) {
                 assert!(
                     t.check_write("open").is_err(),
                     "{path:?}: {canon:?} is read-only"

@@ -1,7 +1,8 @@
 //! The capability core: everything that touches the filesystem.
 //!
 //! Owns: the allowed roots ([`roots`], the one ambient-authority site), the
-//! one resolver from a client path to a [`scope::Target`] ([`scope`]),
+//! one resolver from a client path to a [`scope::Target`] ([`scope`]
+//! picks the root, [`resolve`] resolves beneath it, with the path rules),
 //! opening and reading regular files ([`file`](mod@file)), with the facts
 //! of the call a read or write is for ([`io`]: reply budget, audit note,
 //! spare buffer), the one walk
@@ -18,7 +19,6 @@
 
 pub mod append;
 pub mod atomic;
-pub mod canon;
 pub mod copy;
 pub mod cursor;
 pub mod file;
@@ -26,6 +26,7 @@ pub mod ifmatch;
 pub mod io;
 pub mod mkdir;
 pub mod rename;
+pub mod resolve;
 pub mod roots;
 pub mod sandbox;
 pub mod scope;

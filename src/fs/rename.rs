@@ -13,7 +13,7 @@
 //! construction) and `unlinkat`.
 //!
 //! The order of the checks is the security argument: path rules
-//! ([`crate::fs::canon::check_move`]); `ifMatch`, hashed under the
+//! ([`check_move`]); `ifMatch`, hashed under the
 //! writer's lock ([`ifmatch::check_source`]); then, right before the
 //! rename, both parent handles are checked to still be the directories
 //! their roots reach ([`crate::fs::roots::Root::still_reaches`]), since a
@@ -34,7 +34,9 @@ use rustix::io::Errno;
 use crate::audit::Noting;
 use crate::error::{Error, Result};
 use crate::fs::ifmatch::{self, Condition};
+use crate::fs::resolve::moves::move_keeps_rules;
 use crate::fs::scope::Target;
+use crate::rules::Effect;
 
 /// Renames `src` to `dst`, refusing to replace anything. `cond` carries
 /// `ifMatch` (the source must be a regular file at that version) and the
@@ -63,7 +65,7 @@ pub fn rename(
     let ddir = dst
         .open_parent(&dp)
         .map_err(|e| Error::io2("rename", from, to, to, &e))?;
-    crate::fs::canon::check_move(src, dst, &sdir, &sl, max_walk_entries)?;
+    check_move(src, dst, &sdir, &sl, max_walk_entries)?;
     let (sp, dp) = (
         src.parent_local().unwrap_or(sp),
         dst.parent_local().unwrap_or(dp),
@@ -183,6 +185,36 @@ fn no_replace(
             }
         }
         Err(e) => return Err(os(e)),
+    }
+    Ok(())
+}
+
+/// Refuses a move the path rules forbid: a read-only source (it may not
+/// be moved away) or destination (nothing may be moved into it), and a
+/// directory whose contents the rules would see differently after the
+/// move (when rules are in force for either root).
+pub fn check_move(s: &Target, d: &Target, sdir: &Dir, leaf: &str, budget: usize) -> Result<()> {
+    let (sw, dw) = (s.walked_for_write()?, d.walked_for_write()?);
+    if s.root.rules.is_empty() && d.root.rules.is_empty() {
+        return Ok(());
+    }
+    for (t, w) in [(s, sw), (d, dw)] {
+        if w.effect != Effect::None {
+            return Err(Error::Protected {
+                path: t.given.clone(),
+            });
+        }
+    }
+    let is_dir = sdir
+        .symlink_metadata(leaf)
+        .is_ok_and(|md| md.file_type().is_dir());
+    let (from_rules, from) = (&*s.root.rules, s.root.rule_path(&sw.local));
+    let (to_rules, to) = (&*d.root.rules, d.root.rule_path(&dw.local));
+    if is_dir && !move_keeps_rules(sdir, leaf, (from_rules, &from), (to_rules, &to), budget) {
+        return Err(Error::MoveChangesRules {
+            from: s.given.clone(),
+            to: d.given.clone(),
+        });
     }
     Ok(())
 }

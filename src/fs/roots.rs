@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cap_std::fs::Dir;
 
 use crate::error::Error;
+use crate::fs::resolve::Beneath;
 use crate::fs::sys::dev_ino;
 use crate::rules::Rules;
 
@@ -44,10 +45,15 @@ impl Root {
     /// The path rules match for `local`, a canonical path beneath this
     /// root's handle.
     pub fn rule_path(&self, local: &str) -> String {
-        match (self.prefix.is_empty(), local.is_empty()) {
-            (true, _) => local.to_owned(),
-            (false, true) => self.prefix.clone(),
-            (false, false) => format!("{}/{local}", self.prefix),
+        self.beneath().rule_path(local)
+    }
+
+    /// What a path resolves against beneath this root.
+    pub fn beneath(&self) -> Beneath<'_> {
+        Beneath {
+            dir: &self.dir,
+            prefix: &self.prefix,
+            rules: &self.rules,
         }
     }
 

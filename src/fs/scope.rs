@@ -25,7 +25,7 @@
 use std::sync::{Arc, RwLock};
 
 use crate::error::{Error, Result};
-use crate::fs::canon::{self, Final};
+use crate::fs::resolve::{self, Backend, Final};
 use crate::fs::roots::Root;
 
 mod target;
@@ -36,14 +36,14 @@ pub use target::{Start, Target, join_display, still_reached};
 /// from its tool's capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Intent {
-    /// Anything, writes included: in a root with path rules, every path
-    /// takes the rule walk ([`canon::walk`]).
+    /// Anything, writes included: every path takes the walk backend
+    /// ([`resolve::Backend::Walk`]), in every root.
     #[default]
     Any,
     /// Reads only. In a root whose rules hide nothing (the built-in rules
     /// only make paths read-only, which changes nothing for a read), a path
-    /// keeps the kernel's one-call resolution, as in a root without rules
-    /// (where the kernel has it: `openat2`; else the rule walk stays).
+    /// takes the kernel backend ([`resolve::Backend::Kernel`]), where the
+    /// kernel has `openat2`; else the walk.
     /// Such a target never reaches a write: the writer refuses it
     /// ([`Target::walked_for_write`]).
     Read,
@@ -206,29 +206,20 @@ impl Snapshot {
         if self.intent == Intent::Read && self.one_call && !t.root.rules.hides_any() {
             return Ok(t);
         }
-        walk_rules(&mut t, last)?;
+        walk(&mut t, last)?;
         Ok(t)
     }
 }
 
-/// Walks `t` component by component when its root has path rules
-/// ([`canon::walk`]); a root without rules keeps the kernel's resolution.
-pub fn walk_rules(t: &mut Target, last: Final) -> Result<()> {
-    if t.root.rules.is_empty() {
-        return Ok(());
-    }
-    t.walked = Some(canon::walk(
-        &t.root.dir,
-        &t.root.prefix,
-        &t.root.rules,
-        &t.segs,
-        last,
-        &t.given,
-    )?);
+/// Resolves `t` with the walk backend ([`resolve::Backend::Walk`]): what
+/// every write, and every read where rules may hide a path, goes through.
+pub fn walk(t: &mut Target, last: Final) -> Result<()> {
+    t.resolved = resolve::resolve(t.root.beneath(), &t.segs, last, &t.given, Backend::Walk)?;
     Ok(())
 }
 
-/// Resolves `path` against `roots`. Pure apart from reading the list.
+/// Resolves `path` against `roots` with the kernel backend (nothing is
+/// looked up yet). Pure apart from reading the list.
 pub fn resolve_in(roots: &[Arc<Root>], path: &str, max_path_bytes: usize) -> Result<Target> {
     let given = path.to_owned();
     if path.len() > max_path_bytes {
@@ -272,12 +263,21 @@ pub fn resolve_in(roots: &[Arc<Root>], path: &str, max_path_bytes: usize) -> Res
             _ => depth += 1,
         }
     }
+    let segs: Vec<String> = rest.iter().map(|s| (*s).to_owned()).collect();
+    // The kernel backend looks nothing up until the path is used.
+    let resolved = resolve::resolve(
+        root.beneath(),
+        &segs,
+        Final::Follow,
+        &given,
+        Backend::Kernel,
+    )?;
     Ok(Target {
         root,
-        segs: rest.iter().map(|s| (*s).to_owned()).collect(),
+        segs,
         trailing_slash: trailing_slash && !rest.is_empty(),
         given,
-        walked: None,
+        resolved,
     })
 }
 

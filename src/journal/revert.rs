@@ -30,8 +30,9 @@ use serde_json::json;
 
 use super::record::{self, Change, Loc, Op, Record};
 use crate::fs::atomic::{Dest, Guard};
+use crate::fs::resolve::Final;
 use crate::fs::roots::Root;
-use crate::fs::scope::{Target, resolve_in};
+use crate::fs::scope::{Target, resolve_in, walk};
 use crate::fs::version::Version;
 use crate::limits::{MAX_PATH_BYTES, MAX_READ_BYTES};
 
@@ -204,17 +205,20 @@ impl Roots {
             .clone()
     }
 
-    /// The target `loc` names (a final symlink is not followed).
+    /// The target `loc` names, resolved by the walk backend as a tool's
+    /// write is (a final symlink is not followed).
     fn target(&mut self, loc: &Loc) -> Result<Target, String> {
         let root = self.get(&loc.root)?;
-        resolve_in(&[root], &loc.shown(), MAX_PATH_BYTES).map_err(|e| e.to_string())
+        let mut t = resolve_in(&[root], &loc.shown(), MAX_PATH_BYTES).map_err(|e| e.to_string())?;
+        walk(&mut t, Final::Link).map_err(|e| e.to_string())?;
+        Ok(t)
     }
 
-    /// The directory `loc` is in, and its name there.
+    /// The directory `loc` is in (the walk's handle), and its name there.
     fn place(&mut self, loc: &Loc) -> Result<(Dir, String), String> {
         let t = self.target(loc)?;
         let (parent, leaf) = t.parent_and_leaf().map_err(|e| e.to_string())?;
-        let dir = t.root.dir.open_dir(&parent).map_err(|e| format!("{e}"))?;
+        let dir = t.open_parent(&parent).map_err(|e| format!("{e}"))?;
         Ok((dir, leaf))
     }
 }

@@ -50,9 +50,9 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::watch;
 
 use crate::error::Error;
-use crate::fs::canon::Final;
+use crate::fs::resolve::Final;
 use crate::fs::roots::Root;
-use crate::fs::scope::{Scope, join_display, resolve_in, walk_rules};
+use crate::fs::scope::{Scope, join_display, resolve_in, walk};
 use crate::limits::{
     MAX_CLIENT_ROOTS, ROOT_BYTES_NAMED_IN_REFUSAL as NAMED_ROOT_BYTES,
     ROOTS_NAMED_IN_REFUSAL as NAMED_ROOTS,
@@ -407,19 +407,14 @@ pub fn narrow(cli: &[Arc<Root>], uris: &[String], max_path_bytes: usize) -> Vec<
         // Path rules: a client root is matched from its canonical place in
         // the operator's root, so it cannot lift a rule anchored there (and
         // one the rules hide is not a directory the client can have).
-        if walk_rules(&mut t, Final::Follow).is_err()
-            || t.walked().is_some_and(|w| w.void.is_some())
-        {
+        if walk(&mut t, Final::Follow).is_err() || t.resolved().void.is_some() {
             tracing::warn!(
                 uri,
                 "ignoring client root: not a directory beneath an allowed directory"
             );
             continue;
         }
-        let prefix = t
-            .walked()
-            .map(|w| t.root.rule_path(&w.local))
-            .unwrap_or_default();
+        let prefix = t.root.rule_path(&t.resolved().local);
         let Ok(dir) = t.open_dir("open") else {
             tracing::warn!(
                 uri,

@@ -6,7 +6,7 @@
 //! every prefix of the path is matched, so `secrets` covers `secrets/a/b`.
 //! Paths are canonical (no `.`, `..`, symlink or repeated `/`), relative to
 //! the operator's root, components joined by `/`; the resolver
-//! ([`crate::fs::canon`]) and the walks produce them, never a client string.
+//! ([`crate::fs::resolve`]) and the walks produce them, never a client string.
 //!
 //! Two effects, the stronger winning: [`Effect::Hidden`] (the path does not
 //! exist for the client) and [`Effect::ReadOnly`] (readable, never changed).

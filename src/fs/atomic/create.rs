@@ -16,34 +16,22 @@ impl Dest {
         let exists = || Error::DestinationExists {
             path: given.to_owned(),
         };
-        let (parent_rel, leaf, parent) = match t.walked_for_write()? {
-            // Path rules in force: the walk matched them on where the name
-            // lands; a name that is there, even as a link, exists.
-            Some(w) => {
-                t.check_write("open")?;
-                if w.via_link || !w.missing {
-                    return Err(exists());
-                }
-                let (in_base, leaf) = t.parent_and_leaf().map_err(|_| exists())?;
-                let base = t.dir().map_err(|e| Error::io("open", given, &e))?;
-                let parent = if in_base == "." {
-                    base.try_clone()
-                } else {
-                    cap_fs_ext::DirExt::open_dir_nofollow(base, &in_base)
-                }
-                .map_err(|e| Error::io("open", given, &e))?;
-                (
-                    t.parent_local().unwrap_or_else(|| ".".to_owned()),
-                    leaf,
-                    parent,
-                )
-            }
-            None => {
-                let (parent_rel, leaf) = split(t).map_err(|_| exists())?;
-                let parent = open_parent(&t.root.dir, &parent_rel, given)?;
-                (parent_rel, leaf, parent)
-            }
-        };
+        // The walk matched the rules on where the name lands; a name that
+        // is there, even as a link, exists.
+        let w = t.walked_for_write()?;
+        t.check_write("open")?;
+        if w.via_link || !w.missing {
+            return Err(exists());
+        }
+        let (in_base, leaf) = t.parent_and_leaf().map_err(|_| exists())?;
+        let base = t.dir().map_err(|e| Error::io("open", given, &e))?;
+        let parent = if in_base == "." {
+            base.try_clone()
+        } else {
+            cap_fs_ext::DirExt::open_dir_nofollow(base, &in_base)
+        }
+        .map_err(|e| Error::io("open", given, &e))?;
+        let parent_rel = t.parent_local().unwrap_or_else(|| ".".to_owned());
         match parent.symlink_metadata(&leaf) {
             Ok(_) => Err(exists()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Dest {

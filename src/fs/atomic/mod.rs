@@ -57,7 +57,7 @@ use crate::fs::roots::Root;
 use crate::fs::scope::Target;
 use crate::fs::version::Version;
 use crate::journal::store::Kept;
-use crate::limits::{MAX_SYMLINK_HOPS, MAX_XATTR_BYTES};
+use crate::limits::MAX_XATTR_BYTES;
 use crate::text::fmt::printable;
 
 /// Whether [`Dest::replace`] first checks that the file is still the one
@@ -149,104 +149,22 @@ impl Dest {
         })
     }
 
-    /// Finds where a write to `t` lands.
+    /// Finds where a write to `t` lands, from what the walk backend made of
+    /// it (every write is walked: [`Target::walked_for_write`]).
     ///
     /// # Security
     ///
-    /// The parent is opened beneath the root (cap-std refuses any escape,
-    /// including through symlinked components). A final symlink is resolved
-    /// only through the root handle; an escape, an absolute link or a link
-    /// into another root is [`Error::OutsideRoots`], a dangling in-root link
-    /// is [`Error::DanglingSymlink`], and neither says where the link points.
+    /// The walk resolved every symlink beneath the root, a final one
+    /// included, and matched the rules; an escape, an absolute link or a
+    /// link into another root was [`Error::OutsideRoots`] there. A dangling
+    /// in-root link is [`Error::DanglingSymlink`], and no error says where a
+    /// link points. The parent is the walk's handle, and the final name is
+    /// looked at without following a link: one swapped in since the walk is
+    /// [`Error::Changed`].
     pub fn locate(t: &Target) -> Result<Dest> {
-        if t.walked_for_write()?.is_some() {
-            return Dest::locate_walked(t);
-        }
         let given = t.given.as_str();
-        let root = &t.root.dir;
-        let (mut parent_rel, mut leaf) = split(t)?;
-        let mut parent = open_parent(root, &parent_rel, given)?;
-        let mut md = match parent.symlink_metadata(&leaf) {
-            Ok(md) => md,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Dest::absent(t, parent_rel, parent, leaf);
-            }
-            Err(e) => return Err(Error::io("open", given, &e)),
-        };
-        // A final symlink: write its in-root target, followed hop by hop,
-        // each hop's directory opened beneath the root by the kernel.
-        let mut hops = 0;
-        while md.file_type().is_symlink() {
-            hops += 1;
-            if hops > MAX_SYMLINK_HOPS {
-                return Err(Error::io("open", given, &Errno::LOOP.into()));
-            }
-            let link = match rustix::fs::readlinkat(&parent, leaf.as_str(), Vec::new()) {
-                Ok(link) => link,
-                // No longer a link (or gone): replaced since the lstat.
-                Err(Errno::INVAL | Errno::NOENT) => {
-                    return Err(Error::Changed {
-                        path: given.to_owned(),
-                    });
-                }
-                Err(e) => return Err(Error::io("open", given, &e.into())),
-            };
-            let link = link.to_str().map_err(|_| Error::InvalidPath {
-                path: given.to_owned(),
-                reason: "its symbolic link leads to a name that is not valid UTF-8",
-            })?;
-            if link.starts_with('/') {
-                return Err(Error::OutsideRoots {
-                    path: given.to_owned(),
-                });
-            }
-            let (dir_part, last) = match link.rsplit_once('/') {
-                Some((d, l)) => (Some(d), l),
-                None => (None, link),
-            };
-            let next_rel = match dir_part {
-                Some(d) if !d.is_empty() => format!("{parent_rel}/{d}"),
-                _ => parent_rel.clone(),
-            };
-            if last.is_empty() || last == "." || last == ".." {
-                // The link names a directory (`sub/`, `.`, `..`): it must be
-                // one beneath the root.
-                let whole = format!("{next_rel}/{}", if last.is_empty() { "." } else { last });
-                return Err(match root.open_dir(&whole) {
-                    Ok(_) => is_a_directory(given),
-                    Err(e) => dangling_or(e, given),
-                });
-            }
-            parent = root
-                .open_dir(&next_rel)
-                .map_err(|e| dangling_or(e, given))?;
-            parent_rel = next_rel;
-            leaf = last.to_owned();
-            md = match parent.symlink_metadata(&leaf) {
-                Ok(md) => md,
-                Err(e) => return Err(dangling_or(e, given)),
-            };
-        }
-        Dest::existing(
-            &t.root,
-            parent_rel,
-            parent,
-            leaf,
-            &md,
-            t.trailing_slash,
-            given,
-        )
-    }
-
-    /// [`Dest::locate`] when path rules are in force: the rule walk has
-    /// followed a final in-root symlink already (so the rules were matched
-    /// on where the write lands), and its parent handle is written through.
-    fn locate_walked(t: &Target) -> Result<Dest> {
-        let given = t.given.as_str();
-        let Some(w) = t.walked_for_write()? else {
-            return Err(Error::Internal("write target was not walked".to_owned()));
-        };
-        // As without rules: a path ending in `.` or `..` names a directory.
+        let w = t.walked_for_write()?;
+        // A path ending in `.` or `..` names a directory.
         split(t)?;
         if w.void.is_none() && w.effect != crate::rules::Effect::Hidden {
             if w.held.is_some() {
@@ -409,18 +327,6 @@ impl Dest {
     }
 }
 
-/// A `NotFound` while following a link is a dangling link; anything else
-/// is worded as usual (an escape is [`Error::OutsideRoots`]).
-fn dangling_or(e: io::Error, given: &str) -> Error {
-    if e.kind() == io::ErrorKind::NotFound {
-        Error::DanglingSymlink {
-            path: given.to_owned(),
-        }
-    } else {
-        Error::io("open", given, &e)
-    }
-}
-
 impl Dest {
     /// Opens the located existing file for writing in place (`append_file`):
     /// never following a link, never blocking, and only the very inode
@@ -484,19 +390,12 @@ impl Dest {
     }
 }
 
-/// The parent's relative path and the plain final name of `t`; a path that
-/// names a root or ends in `.` / `..` is a directory.
-fn split(t: &Target) -> Result<(String, String)> {
+/// Refuses a path that names a root or ends in `.` / `..`: a directory.
+fn split(t: &Target) -> Result<()> {
     match t.segs.last().map(String::as_str) {
         None | Some(".") | Some("..") => Err(is_a_directory(&t.given)),
-        Some(_) => t.parent_and_leaf(),
+        Some(_) => Ok(()),
     }
-}
-
-/// Opens a parent directory beneath `root`. A missing parent is `ENOENT`
-/// naming the client's path, as in the reference.
-fn open_parent(root: &Dir, rel: &str, given: &str) -> Result<Dir> {
-    root.open_dir(rel).map_err(|e| Error::io("open", given, &e))
 }
 
 fn is_a_directory(given: &str) -> Error {

@@ -15,7 +15,21 @@ fn root() -> (tempfile::TempDir, Arc<Root>) {
     (tmp, root)
 }
 
+/// `p` resolved for a write, as the server resolves every write (the
+/// walk backend); an escape the walk refuses is that error.
+fn walked(root: &Arc<Root>, p: &str) -> Result<Target> {
+    let mut t = read_target(root, p);
+    crate::fs::scope::walk(&mut t, crate::fs::resolve::Final::Follow)?;
+    Ok(t)
+}
+
 fn target(root: &Arc<Root>, p: &str) -> Target {
+    walked(root, p).expect("walk")
+}
+
+/// `p` as a read in a root whose rules hide nothing resolves it: the kernel
+/// backend, which no writer takes.
+fn read_target(root: &Arc<Root>, p: &str) -> Target {
     resolve_in(std::slice::from_ref(root), p, 4096).expect("resolve")
 }
 
@@ -170,14 +184,16 @@ fn final_symlinks_are_followed_inside_and_refused_otherwise() {
     #[allow(clippy::disallowed_methods)] // cap-std will not create one
     std::os::unix::fs::symlink(tmp.path().join("sub/real"), tmp.path().join("abs")).unwrap();
     assert!(
-        write(&target(&root, "abs"), b"x", &Noting::OFF)
+        walked(&root, "abs")
+            .and_then(|t| write(&t, b"x", &Noting::OFF))
             .unwrap_err()
             .is_outside()
     );
     // Out of the root, to a name that exists or not: the same refusal.
     root.dir.symlink("../../x", "sub/up").unwrap();
     assert!(
-        write(&target(&root, "sub/up"), b"x", &Noting::OFF)
+        walked(&root, "sub/up")
+            .and_then(|t| write(&t, b"x", &Noting::OFF))
             .unwrap_err()
             .is_outside()
     );
@@ -212,14 +228,12 @@ fn chained_and_climbing_links_are_followed_hop_by_hop_and_loops_end() {
     assert_eq!(names(&root), ["chain", "l1", "l2", "sub", "top.txt"]);
 }
 
-/// A target resolved for reading only (not walked) in a root with path
-/// rules never reaches a write: every writer refuses it with an internal
-/// error before touching anything; walked, or in a root without rules, it
+/// A target resolved for reading only (the kernel backend, not walked)
+/// never reaches a write, in a root with rules or without: every writer
+/// refuses it with an internal error before touching anything; walked, it
 /// is written.
 #[test]
-fn an_unwalked_target_in_a_root_with_rules_is_refused_by_every_writer() {
-    use crate::fs::canon::Final;
-    use crate::fs::scope::walk_rules;
+fn an_unwalked_target_is_refused_by_every_writer() {
     let (tmp, plain) = root();
     let mut ruled = crate::fs::roots::open(tmp.path()).expect("open root");
     let rule = crate::rules::config::read_only_dir("ro", "ro");
@@ -230,28 +244,29 @@ fn an_unwalked_target_in_a_root_with_rules_is_refused_by_every_writer() {
         let e = r.expect_err("refused");
         assert!(matches!(e, Error::Internal(_)), "{e}");
     };
-    internal(Dest::locate(&target(&ruled, "f")).map(drop));
-    internal(Dest::locate(&target(&ruled, "new")).map(drop));
-    internal(Dest::locate_new(&target(&ruled, "new")).map(drop));
-    internal(target(&ruled, "f").check_write("open"));
-    internal(write(&target(&ruled, "f"), b"new", &Noting::OFF));
-    internal(crate::fs::mkdir::create_dir_all(&target(&ruled, "d")));
-    let (s, d) = (target(&ruled, "f"), target(&ruled, "g"));
-    internal(crate::fs::canon::check_move(&s, &d, &ruled.dir, "f", 100));
-    let mut walked = target(&ruled, "d");
-    walk_rules(&mut walked, Final::Follow).unwrap();
-    internal(crate::fs::canon::check_move(
-        &s, &walked, &ruled.dir, "f", 100,
-    ));
+    for root in [&ruled, &plain] {
+        internal(Dest::locate(&read_target(root, "f")).map(drop));
+        internal(Dest::locate(&read_target(root, "new")).map(drop));
+        internal(Dest::locate_new(&read_target(root, "new")).map(drop));
+        internal(read_target(root, "f").check_write("open"));
+        internal(write(&read_target(root, "f"), b"new", &Noting::OFF));
+        internal(crate::fs::mkdir::create_dir_all(&read_target(root, "d")));
+        let (s, d) = (read_target(root, "f"), read_target(root, "g"));
+        internal(crate::fs::rename::check_move(&s, &d, &root.dir, "f", 100));
+        internal(crate::fs::rename::check_move(
+            &s,
+            &target(root, "d"),
+            &root.dir,
+            "f",
+            100,
+        ));
+    }
     assert_eq!(names(&ruled), ["f"]);
     assert_eq!(ruled.dir.read("f").unwrap(), b"old");
     // Walked, the same writes go through.
-    let mut t = target(&ruled, "f");
-    walk_rules(&mut t, Final::Follow).unwrap();
-    write(&t, b"new", &Noting::OFF).unwrap();
-    crate::fs::mkdir::create_dir_all(&walked).unwrap();
+    write(&target(&ruled, "f"), b"new", &Noting::OFF).unwrap();
+    crate::fs::mkdir::create_dir_all(&target(&ruled, "d")).unwrap();
     assert_eq!(ruled.dir.read("f").unwrap(), b"new");
-    // A root without rules is never walked, and is written.
     write(&target(&plain, "g"), b"fresh", &Noting::OFF).unwrap();
     assert_eq!(names(&plain), ["d", "f", "g"]);
 }

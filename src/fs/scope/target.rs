@@ -11,19 +11,19 @@ use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 
 use crate::error::{Error, Result};
-use crate::fs::canon::Walked;
+use crate::fs::resolve::Resolved;
 use crate::fs::roots::Root;
 use crate::rules::{Effect, Hide};
 
-/// A resolved client path: a root and the components beneath it.
+/// A resolved client path: a root and the components beneath it, and
+/// the one [`Resolved`] the resolver made of them.
 ///
-/// When path rules are in force for its root, the path has been walked
-/// ([`crate::fs::canon::walk`]): operations go through the handle the walk produced
-/// ([`Target::dir`], [`Target::open_dir`]) and the rules' verdict is in
-/// force ([`Target::check_write`]). Without rules, they go through the root
-/// handle and the kernel's beneath resolution, as before; so does a path
-/// resolved for reading in a root whose rules hide nothing
-/// ([`crate::fs::scope::Intent::Read`]), which no writer takes
+/// A target resolved by the walk backend (every write, and every read where
+/// rules may hide a path) acts through the handles the walk produced
+/// ([`Target::dir`], [`Target::open_dir`]) with the rules' verdict in force
+/// ([`Target::check_write`]). A target of the kernel backend (a read in a
+/// root whose rules hide nothing) acts through the root handle and the
+/// kernel's beneath resolution, and never reaches a write
 /// ([`Target::walked_for_write`]).
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -36,18 +36,14 @@ pub struct Target {
     pub trailing_slash: bool,
     /// The path exactly as the client gave it, for messages.
     pub given: String,
-    /// The rule walk's result, when rules are in force (and the path was
-    /// not resolved for reading where no rule hides).
-    pub(super) walked: Option<Walked>,
+    /// What the resolver made of it.
+    pub(super) resolved: Resolved,
 }
 
 impl Target {
     /// The path beneath [`Target::dir`], for cap-std calls.
     pub fn rel(&self) -> String {
-        let segs = match &self.walked {
-            Some(w) => &w.rel,
-            None => &self.segs,
-        };
+        let segs = &self.resolved.rel;
         if segs.is_empty() {
             return ".".to_owned();
         }
@@ -58,10 +54,10 @@ impl Target {
         s
     }
 
-    /// The path beneath the root's own handle: the canonical one when the
-    /// rule walk ran, else the client's components.
+    /// The path beneath the root's own handle: the canonical one from the
+    /// walk, else the client's components.
     pub fn root_rel(&self) -> String {
-        match &self.walked {
+        match self.walked() {
             Some(w) if w.local.is_empty() => ".".to_owned(),
             Some(w) => w.local.clone(),
             None => self.rel(),
@@ -69,17 +65,14 @@ impl Target {
     }
 
     /// The handle [`Target::rel`] is beneath: the root's, or the directory
-    /// the rule walk opened. A path the rules hide, or one the walk could not
-    /// go through, is the error a missing path would be (each caller words
-    /// it with its own operation, so every tool answers as for a missing
+    /// the walk opened. A path the rules hide, or one the walk could not go
+    /// through, is the error a missing path would be (each caller words it
+    /// with its own operation, so every tool answers as for a missing
     /// path).
     pub fn dir(&self) -> std::io::Result<&Dir> {
-        match &self.walked {
-            None => Ok(&self.root.dir),
-            Some(w) => match w.void {
-                Some(errno) => Err(errno.into()),
-                None => Ok(&w.base),
-            },
+        match self.resolved.void {
+            Some(errno) => Err(errno.into()),
+            None => Ok(&self.resolved.base),
         }
     }
 
@@ -96,8 +89,8 @@ impl Target {
     /// `open`).
     pub fn open_dir(&self, op: &'static str) -> Result<Dir> {
         let io = |e: std::io::Error| Error::io(op, &self.given, &e);
-        let Some(w) = &self.walked else {
-            return self.root.dir.open_dir(self.rel()).map_err(io);
+        let Some(w) = self.walked() else {
+            return self.resolved.base.open_dir(self.rel()).map_err(io);
         };
         let base = self.dir().map_err(io)?;
         if let Some(held) = &w.held {
@@ -113,7 +106,7 @@ impl Target {
     /// The final name of a walked target that is not a directory, without
     /// a trailing slash (which would make the kernel follow a link). With
     /// the slash, the error the kernel gives for a non-directory.
-    fn leaf_name<'a>(&self, w: &'a Walked) -> std::io::Result<&'a str> {
+    fn leaf_name<'a>(&self, w: &'a Resolved) -> std::io::Result<&'a str> {
         let name = w.rel.first().map_or(".", String::as_str);
         if self.trailing_slash {
             let errno = if w.missing {
@@ -130,8 +123,8 @@ impl Target {
     /// symlink (`op` names the operation in an error).
     pub fn metadata(&self, op: &'static str) -> Result<cap_std::fs::Metadata> {
         let io = |e: std::io::Error| Error::io(op, &self.given, &e);
-        match &self.walked {
-            None => self.root.dir.metadata(self.rel()).map_err(io),
+        match self.walked() {
+            None => self.resolved.base.metadata(self.rel()).map_err(io),
             Some(w) => {
                 let dir = self.dir().map_err(io)?;
                 match &w.held {
@@ -148,9 +141,7 @@ impl Target {
     /// Refuses a write (`op` names it in the error) to a path the rules
     /// make read-only, or hide, or that the walk could not reach.
     pub fn check_write(&self, op: &'static str) -> Result<()> {
-        let Some(w) = self.walked_for_write()? else {
-            return Ok(());
-        };
+        let w = self.walked_for_write()?;
         if let Some(errno) = w.void {
             return Err(Error::io(op, &self.given, &errno.into()));
         }
@@ -163,23 +154,27 @@ impl Target {
         }
     }
 
-    /// The rule walk's result, when rules are in force.
-    pub fn walked(&self) -> Option<&Walked> {
-        self.walked.as_ref()
+    /// What the resolver made of this path, whichever backend made it.
+    pub fn resolved(&self) -> &Resolved {
+        &self.resolved
     }
 
-    /// The rule walk's result for a write: every writer asks for it this
-    /// way. A target of a root with rules that was not walked (resolved for
-    /// a read, [`crate::fs::scope::Intent::Read`]) is refused with an
-    /// internal error: the rules were never matched on it.
-    pub fn walked_for_write(&self) -> Result<Option<&Walked>> {
-        match &self.walked {
-            None if !self.root.rules.is_empty() => Err(Error::Internal(format!(
-                "'{}' was resolved for reading only: path rules were not checked for a write",
+    /// The walk's result, when the walk backend resolved this path.
+    pub fn walked(&self) -> Option<&Resolved> {
+        (!self.resolved.kernel_follows()).then_some(&self.resolved)
+    }
+
+    /// The walk's result for a write: every writer asks for it this way. A
+    /// target the walk did not resolve (a read's, [`crate::fs::scope::Intent::Read`])
+    /// is refused with an internal error: the rules were never matched on
+    /// it, and a final symlink would be followed by the kernel.
+    pub fn walked_for_write(&self) -> Result<&Resolved> {
+        self.walked().ok_or_else(|| {
+            Error::Internal(format!(
+                "'{}' was resolved for reading only: it was not walked for a write",
                 self.given
-            ))),
-            w => Ok(w.as_ref()),
-        }
+            ))
+        })
     }
 
     /// Opens the directory this target names as the start of a walk, with
@@ -188,8 +183,7 @@ impl Target {
     pub fn walk_start(&self, op: &'static str) -> Result<Start> {
         let dir = self.open_dir(op)?;
         let hide = self
-            .walked
-            .as_ref()
+            .walked()
             .and_then(|w| Hide::new(&self.root.rules, self.root.rule_path(&w.local)));
         Ok(Start { dir, hide })
     }
@@ -197,7 +191,7 @@ impl Target {
     /// The canonical path of this target's parent beneath the root handle,
     /// for [`still_reached`] (walked targets only).
     pub fn parent_local(&self) -> Option<String> {
-        let w = self.walked.as_ref()?;
+        let w = self.walked()?;
         let end = w.parent_end?;
         Some(match w.local.get(..end) {
             Some("") | None => ".".to_owned(),
@@ -225,7 +219,7 @@ impl Target {
     /// plain entry name (not empty, `.` or `..`), for "act on the parent,
     /// name the leaf" operations.
     pub fn parent_and_leaf(&self) -> Result<(String, String)> {
-        if let Some(w) = &self.walked {
+        if let Some(w) = self.walked() {
             // The lexical checks first, for the same messages.
             self.lexical_parent_and_leaf()?;
             return match w.rel.split_last() {
