@@ -152,6 +152,7 @@ fn path_rules(
     shown.extend(rules.iter().map(describe));
     // Roots without a --read-only-dir of their own share one compiled set.
     let mut shared: Option<std::sync::Arc<Rules>> = None;
+    let mut own: Vec<Vec<crate::rules::Rule>> = Vec::with_capacity(opened.len());
     for root in opened.iter_mut() {
         let mut mine = rules.clone();
         let real = root
@@ -173,6 +174,7 @@ fn path_rules(
             shown.push(d);
             mine.push(rule);
         }
+        own.push(mine.clone());
         root.rules = if mine.len() == rules.len() {
             match &shared {
                 Some(r) => r.clone(),
@@ -184,6 +186,7 @@ fn path_rules(
             std::sync::Arc::new(Rules::new(mine)?)
         };
     }
+    nest(opened, own)?;
     if let Some(i) = used.iter().position(|u| !u) {
         return Err(format!(
             "--read-only-dir '{}' is not inside any allowed directory",
@@ -191,6 +194,42 @@ fn path_rules(
         ));
     }
     Ok(serde_json::Value::Array(shown))
+}
+
+/// Nested operator directories (`tuls filesystem /r /r/sub`): each root's
+/// rules also match a path against the rules of every other operator
+/// directory that contains it or lies inside it (`own`: each root's own
+/// rule list, in the order of `opened`), so a rule anchored at `/r/sub`
+/// holds when the path is spelled through `/r`, and one anchored at `/r`
+/// when it is spelled through `/r/sub`.
+fn nest(opened: &mut [roots::Root], own: Vec<Vec<crate::rules::Rule>>) -> Result<(), String> {
+    use crate::rules::{Relation, Rules};
+    let real = |r: &roots::Root| r.resolved.clone().unwrap_or_else(|| r.display.clone());
+    let reals: Vec<String> = opened.iter().map(real).collect();
+    let sets: Vec<std::sync::Arc<Rules>> = opened.iter().map(|r| r.rules.clone()).collect();
+    for (i, mine) in own.into_iter().enumerate() {
+        let mut others = Vec::new();
+        for (j, other) in reals.iter().enumerate() {
+            if i == j {
+                continue;
+            }
+            match (beneath(other, &reals[i]), beneath(&reals[i], other)) {
+                (Some(rel), _) if !rel.is_empty() => {
+                    others.push((sets[j].clone(), Relation::Inner(rel)));
+                }
+                (_, Some(rel)) if !rel.is_empty() => {
+                    others.push((sets[j].clone(), Relation::Outer(rel)));
+                }
+                _ => {}
+            }
+        }
+        if !others.is_empty()
+            && let Some(root) = opened.get_mut(i)
+        {
+            root.rules = std::sync::Arc::new(Rules::new(mine)?.with_others(others));
+        }
+    }
+    Ok(())
 }
 
 /// `path` relative to `base` when it is `base` or lies beneath it, by whole

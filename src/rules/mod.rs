@@ -94,6 +94,35 @@ pub struct Rules {
     case_insensitive: bool,
     /// The walks' first look at the hide rules.
     quick: Quick,
+    /// The rules of the other operator directories that contain this one
+    /// or lie inside it (`tuls filesystem /r /r/sub`): a path is matched
+    /// against the rules of every operator directory that contains it.
+    others: Vec<(std::sync::Arc<Rules>, Relation)>,
+}
+
+/// Where another operator directory lies from this one.
+#[derive(Debug, Clone)]
+pub enum Relation {
+    /// It contains this one, which is at this path beneath it.
+    Outer(String),
+    /// It lies inside this one, at this path.
+    Inner(String),
+}
+
+impl Relation {
+    /// `path` (beneath this directory) as the other directory's rules see
+    /// it, when that directory contains it.
+    fn there(&self, path: &str) -> Option<String> {
+        match self {
+            Relation::Outer(at) if path.is_empty() => Some(at.clone()),
+            Relation::Outer(at) => Some(format!("{at}/{path}")),
+            Relation::Inner(at) => match path.strip_prefix(at.as_str()) {
+                Some("") => Some(String::new()),
+                Some(rest) => rest.strip_prefix('/').map(str::to_owned),
+                None => None,
+            },
+        }
+    }
 }
 
 /// The rules of one effect: one gitignore matcher for every glob, and the
@@ -333,9 +362,20 @@ impl Rules {
         Ok(out)
     }
 
+    /// These rules, also matching every path against `others`: the rules
+    /// of the other operator directories that contain this one or lie
+    /// inside it.
+    pub fn with_others(mut self, others: Vec<(std::sync::Arc<Rules>, Relation)>) -> Self {
+        self.others = others;
+        self
+    }
+
     /// Whether no rule is in force (the resolver then takes its plain path).
     pub fn is_empty(&self) -> bool {
-        self.hide.is_empty() && self.read_only_own.is_empty() && self.read_only_default.is_empty()
+        self.hide.is_empty()
+            && self.read_only_own.is_empty()
+            && self.read_only_default.is_empty()
+            && self.others.iter().all(|(r, _)| r.is_empty())
     }
 
     /// The hide globs, compiled (`None` when there are none or they did
@@ -346,7 +386,7 @@ impl Rules {
 
     /// Whether some rule may hide a path (walks check each entry only then).
     pub fn hides_any(&self) -> bool {
-        !self.hide.is_empty()
+        !self.hide.is_empty() || self.others.iter().any(|(r, _)| r.hides_any())
     }
 
     /// The rules, for `--print-config` and `list_allowed_directories`.
@@ -377,6 +417,14 @@ impl Rules {
     /// whether the path itself is a directory; a path that does not exist
     /// yet is checked both ways.
     pub fn effect(&self, path: &str, is_dir: Option<bool>) -> Effect {
+        self.others
+            .iter()
+            .filter_map(|(r, rel)| rel.there(path).map(|p| r.effect(&p, is_dir)))
+            .fold(self.own_effect(path, is_dir), Effect::max)
+    }
+
+    /// [`Rules::effect`] of this directory's own rules.
+    fn own_effect(&self, path: &str, is_dir: Option<bool>) -> Effect {
         let both = |set: &Set| set.covers(path, is_dir, self.case_insensitive);
         if both(&self.hide) {
             return Effect::Hidden;
@@ -435,6 +483,17 @@ impl Rules {
     /// the prefixes on its way down).
     pub fn hides_entry(&self, path: &str, is_dir: bool) -> bool {
         self.hide.matches(path, is_dir, self.case_insensitive)
+            || self.others.iter().any(|(r, rel)| {
+                rel.there(path)
+                    .is_some_and(|p| !p.is_empty() && r.hides_entry(&p, is_dir))
+            })
+    }
+
+    /// Whether the walks' first look (by name, `rules::quick`) may decide
+    /// an entry: not when other operator directories' rules must be
+    /// matched too.
+    fn quick_decides(&self) -> bool {
+        self.others.is_empty()
     }
 }
 
@@ -507,6 +566,9 @@ impl Hide {
             .iter()
             .rposition(|&b| b == b'/')
             .map(|i| (&rel[..i], &rel[i + 1..]));
+        if !self.rules.quick_decides() {
+            return self.full(rel, is_dir);
+        }
         let Some((dir, name)) = split else {
             if let Some(h) = quick.hides(
                 &self.plan,
@@ -589,10 +651,11 @@ impl HideDir<'_> {
     /// not UTF-8 is matched as its lossy spelling): most names are decided
     /// without a UTF-8 check or a copy.
     pub fn hides_bytes(&mut self, name: &[u8], is_dir: bool) -> bool {
-        if let Some(h) =
-            self.rules
-                .quick
-                .hides(&self.plan, || self.rules.hide_globs(), name, is_dir)
+        if self.rules.quick_decides()
+            && let Some(h) =
+                self.rules
+                    .quick
+                    .hides(&self.plan, || self.rules.hide_globs(), name, is_dir)
         {
             return h;
         }

@@ -7,3 +7,4 @@ mod cases;
 mod exempt;
 mod flags;
 mod links;
+mod nested;
