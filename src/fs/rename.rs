@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::fs::ifmatch::{self, Condition};
 use crate::fs::resolve::moves::move_keeps_rules;
 use crate::fs::scope::Target;
-use crate::rules::Effect;
+use crate::rules::{Effect, Rules};
 
 /// Renames `src` to `dst`, refusing to replace anything. `cond` carries
 /// `ifMatch` (the source must be a regular file at that version) and the
@@ -210,11 +210,38 @@ pub fn check_move(s: &Target, d: &Target, sdir: &Dir, leaf: &str, budget: usize)
         .is_ok_and(|md| md.file_type().is_dir());
     let (from_rules, from) = (&*s.root.rules, s.root.rule_path(&sw.local));
     let (to_rules, to) = (&*d.root.rules, d.root.rule_path(&dw.local));
-    if is_dir && !move_keeps_rules(sdir, leaf, (from_rules, &from), (to_rules, &to), budget) {
+    // Decided from the rules first, on every path they may tell apart, so
+    // that the answer does not depend on what exists beneath (a hidden
+    // directory there must not show); then on what does exist.
+    if is_dir
+        && (!probes_agree((from_rules, &from), (to_rules, &to))
+            || !move_keeps_rules(sdir, leaf, (from_rules, &from), (to_rules, &to), budget))
+    {
         return Err(Error::MoveChangesRules {
             from: s.given.clone(),
             to: d.given.clone(),
         });
     }
     Ok(())
+}
+
+/// Whether the rules make the same of every probe path
+/// ([`Rules::probes`]) beneath `from` as beneath `to`.
+fn probes_agree((from_rules, from): (&Rules, &str), (to_rules, to): (&Rules, &str)) -> bool {
+    let join = |base: &str, rel: &str| {
+        if base.is_empty() {
+            rel.to_owned()
+        } else {
+            format!("{base}/{rel}")
+        }
+    };
+    let mut probes = from_rules.probes();
+    for p in to_rules.probes() {
+        if !probes.contains(&p) {
+            probes.push(p);
+        }
+    }
+    probes
+        .iter()
+        .all(|p| from_rules.effect(&join(from, p), None) == to_rules.effect(&join(to, p), None))
 }

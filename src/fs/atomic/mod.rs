@@ -166,8 +166,11 @@ impl Dest {
         let w = t.walked_for_write()?;
         // A path ending in `.` or `..` names a directory.
         split(t)?;
-        if w.void.is_none() && w.effect != crate::rules::Effect::Hidden {
-            if w.held.is_some() {
+        // A hidden name reads as a missing one: through a link, a dangling
+        // link.
+        let hidden = w.effect == crate::rules::Effect::Hidden;
+        if w.void.is_none() || hidden {
+            if w.held.is_some() && !hidden {
                 t.check_write("open")?;
                 return Err(is_a_directory(given));
             }

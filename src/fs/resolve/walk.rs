@@ -187,6 +187,10 @@ impl<'a> Walk<'a> {
         } {
             let mut out = self.stop(cur, c, end_before, Errno::NOENT);
             out.effect = Effect::Hidden;
+            // As a missing name: a final one reached through a link is a
+            // dangling link.
+            out.missing = true;
+            out.via_link = from_link && is_last;
             return Ok(Step::Done(out));
         }
         match ft {

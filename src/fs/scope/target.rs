@@ -202,12 +202,25 @@ impl Target {
     /// Whether the entry `rel` beneath this target (a path a walk from it
     /// found) leads, following symlinks, to something inside the root. It
     /// is resolved from the root's own handle, so a link that climbs above
-    /// this target but stays inside the root counts; one that leads outside
-    /// or nowhere does not, and both read the same.
+    /// this target but stays inside the root counts; one that leads outside,
+    /// nowhere or to a hidden path does not, and all read the same.
     pub fn entry_in_root(&self, rel: &str) -> bool {
         let start = self.root_rel();
         let path = format!("{}/{rel}", start.trim_end_matches('/'));
-        self.root.dir.metadata(path).is_ok()
+        if !self.root.rules.hides_any() {
+            return self.root.dir.metadata(path).is_ok();
+        }
+        // Where a rule may hide the target, the walk decides: a link to a
+        // hidden path is dangling, as a link to a missing one.
+        let segs: Vec<String> = path.split('/').map(str::to_owned).collect();
+        crate::fs::resolve::resolve(
+            self.root.beneath(),
+            &segs,
+            crate::fs::resolve::Final::Follow,
+            &path,
+            crate::fs::resolve::Backend::Walk,
+        )
+        .is_ok_and(|r| r.void.is_none() && !r.missing)
     }
 
     /// An absolute spelling under the root's display path, for output.

@@ -8,3 +8,4 @@ mod exempt;
 mod flags;
 mod links;
 mod nested;
+mod twin;
