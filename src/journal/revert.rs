@@ -16,7 +16,7 @@
 //! name them) goes through [`for_terminal`] as it is printed, once: a name
 //! the agent chose cannot forge a line or send the terminal an escape.
 //! `--json` keeps the strings exact ([`crate::text::fmt::json_for_terminal`]).
-//! `--session` takes the id or a unique prefix of it ([`find_session`]).
+//! `--session` takes the id or a unique prefix of it.
 //!
 //! The roots the journal names are opened as capabilities
 //! ([`crate::fs::roots::open`]) and every change goes through those handles
