@@ -102,7 +102,8 @@ pub enum JournalCmd {
         /// The journal directory.
         #[arg(value_name = "DIR")]
         dir: PathBuf,
-        /// The session to undo (from `tuls journal list`).
+        /// The session to undo: its id (from `tuls journal list`) or a
+        /// prefix of it that no other session's id begins with.
         #[arg(long, value_name = "ID")]
         session: String,
         /// Undo only the changes after this one (default: all of them).

@@ -12,6 +12,12 @@
 //! swapping it out); a created file is removed; an append is cut back to
 //! the old size; a move is renamed back, never over anything.
 //!
+//! Everything shown to a person (names, paths, session ids, messages that
+//! name them) goes through [`for_terminal`] as it is printed, once: a name
+//! the agent chose cannot forge a line or send the terminal an escape.
+//! `--json` keeps the strings exact ([`crate::text::fmt::json_for_terminal`]).
+//! `--session` takes the id or a unique prefix of it.
+//!
 //! The roots the journal names are opened as capabilities
 //! ([`crate::fs::roots::open`]) and every change goes through those handles
 //! by paths beneath them, as in the server; the journal's own path rules
@@ -35,6 +41,7 @@ use crate::fs::roots::Root;
 use crate::fs::scope::{Target, resolve_in, walk};
 use crate::fs::version::Version;
 use crate::limits::{MAX_PATH_BYTES, MAX_READ_BYTES};
+use crate::text::fmt::for_terminal;
 
 /// One session as the journal holds it.
 #[derive(Debug, Default)]
@@ -127,7 +134,10 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
             })
             .collect();
         let out = json!({"sessions": sessions, "skippedLines": j.skipped});
-        crate::out!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        crate::out!(
+            "{}",
+            crate::text::fmt::json_for_terminal(&out).unwrap_or_default()
+        );
         return ExitCode::SUCCESS;
     }
     if j.order.is_empty() {
@@ -142,7 +152,9 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
             .as_ref()
             .map_or(("?".to_owned(), 0), |(t, p)| (t.clone(), *p));
         crate::out!(
-            "session {id}  started {time}  pid {pid}  {} change(s)",
+            "session {}  started {}  pid {pid}  {} change(s)",
+            for_terminal(id),
+            for_terminal(&time),
             s.changes.len()
         );
         for c in &s.changes {
@@ -171,7 +183,12 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
             } else {
                 format!("  [{}]", notes.join("; "))
             };
-            crate::out!("  {:>4}  {}  {what}{notes}", c.seq, c.time);
+            crate::out!(
+                "  {:>4}  {}  {}",
+                c.seq,
+                for_terminal(&c.time),
+                for_terminal(&format!("{what}{notes}"))
+            );
         }
     }
     if j.skipped > 0 {
@@ -183,9 +200,50 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// A usage error (exit 2), its message escaped.
 fn fail(e: &str) -> ExitCode {
-    crate::say!("tuls: error: {e}");
+    crate::say!("tuls: error: {}", for_terminal(e));
     ExitCode::from(2)
+}
+
+/// The most candidates an ambiguous `--session` error lists.
+const AMBIGUOUS_SHOWN: usize = 10;
+
+/// The session `given` names: the one whose id it is, else the only one
+/// whose id starts with it. An empty `given`, one that names none, and a
+/// prefix of several (listed in the message) are errors.
+fn find_session<'j>(
+    sessions: &'j BTreeMap<String, Session>,
+    given: &str,
+) -> Result<(&'j String, &'j Session), String> {
+    if let Some(found) = sessions.get_key_value(given) {
+        return Ok(found);
+    }
+    let mut matching = sessions
+        .iter()
+        .filter(|(id, _)| !given.is_empty() && id.starts_with(given));
+    match (matching.next(), matching.next()) {
+        (Some(found), None) => Ok(found),
+        (None, _) => Err(format!(
+            "no session '{given}' in the journal (`tuls journal list` shows them; --session takes an id or a unique prefix of one)"
+        )),
+        (Some(a), Some(b)) => {
+            let ids: Vec<&str> = [a, b]
+                .into_iter()
+                .chain(matching)
+                .map(|(id, _)| id.as_str())
+                .collect();
+            let more = match ids.len().saturating_sub(AMBIGUOUS_SHOWN) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            Err(format!(
+                "--session '{given}' is ambiguous: it begins {} sessions' ids ({}{more}); give more of the id",
+                ids.len(),
+                ids.get(..AMBIGUOUS_SHOWN).unwrap_or(&ids).join(", ")
+            ))
+        }
+    }
 }
 
 /// The roots the journal names, opened as capabilities (once each).
@@ -269,10 +327,9 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
         Ok(j) => j,
         Err(e) => return fail(&e),
     };
-    let Some(s) = j.sessions.get(session) else {
-        return fail(&format!(
-            "no session '{session}' in the journal (`tuls journal list` shows them)"
-        ));
+    let (session, s) = match find_session(&j.sessions, session) {
+        Ok(found) => found,
+        Err(e) => return fail(&e),
     };
     let mut todo: Vec<&Change> = s
         .changes
@@ -281,9 +338,10 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
         .collect();
     todo.sort_by_key(|c| std::cmp::Reverse(c.seq));
     if todo.is_empty() {
-        crate::out!("nothing to revert in session {session}");
+        crate::out!("nothing to revert in session {}", for_terminal(session));
         return ExitCode::SUCCESS;
     }
+    crate::out!("reverting session {}", for_terminal(session));
     let mut roots = Roots {
         open: HashMap::new(),
     };
@@ -305,7 +363,7 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
         if !over.is_empty() {
             crate::out!("--force: these changed after the session and will be overwritten:");
             for o in &over {
-                crate::out!("  {o}");
+                crate::out!("  {}", for_terminal(o));
             }
         }
     }
@@ -316,19 +374,24 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
         let gone = c.object.as_ref().is_some_and(|o| j.evicted.contains(o));
         match undo(c, &mut roots, objects.as_ref(), gone, force) {
             Ok(what) => {
-                crate::out!("{what}");
+                crate::out!("{}", for_terminal(&what));
                 done.push(c.seq);
             }
             Err(why) => {
                 refused += 1;
-                crate::out!("refused #{} {}: {why}", c.seq, c.at.shown());
+                crate::out!(
+                    "refused #{} {}: {}",
+                    c.seq,
+                    for_terminal(&c.at.shown()),
+                    for_terminal(&why)
+                );
             }
         }
     }
     if !done.is_empty() {
         let rec = Record::Reverted {
             time: record::now(),
-            session: session.to_owned(),
+            session: session.clone(),
             seqs: done.clone(),
         };
         let mut line = serde_json::to_string(&rec).unwrap_or_default();
@@ -345,7 +408,10 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
                     .map_err(|e| e.to_string())
             });
         if let Err(e) = written {
-            crate::say!("tuls: warning: the revert is not recorded in the journal: {e}");
+            crate::say!(
+                "tuls: warning: the revert is not recorded in the journal: {}",
+                for_terminal(&e)
+            );
         }
     }
     crate::out!("{} change(s) undone, {refused} refused", done.len());

@@ -2,7 +2,9 @@
 //!
 //! Owns: cutting a string at a UTF-8 boundary, the one escaping of control
 //! characters in printed names and paths ([`printable`], and
-//! [`SafeJsonFormatter`] for JSON), the `file://` URI encoding and decoding,
+//! [`SafeJsonFormatter`] for JSON), the one escaping of what the operator's
+//! commands show a person on a terminal ([`for_terminal`], and
+//! [`SafeJsonFormatter::for_terminal`]), the `file://` URI encoding and decoding,
 //! a byte-counting writer, and the notes that end a cut listing or walk.
 //! May touch: nothing (no I/O).
 
@@ -59,18 +61,108 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether `c`, though not a control character, changes how the text around
+/// it shows on a person's screen: the bidi controls (U+061C, U+200E, U+200F,
+/// U+202A–U+202E, U+2066–U+2069), which reorder a line so that `txt.exe`
+/// reads as `exe.txt`, and the line and paragraph separators U+2028/U+2029.
+pub fn is_bidi_or_separator(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
+}
+
+/// Whether [`for_terminal`] escapes `c`.
+fn is_unsafe_on_terminal(c: char) -> bool {
+    is_control(c) || is_bidi_or_separator(c)
+}
+
+/// A string shown to a person by the operator's commands (`tuls journal
+/// list`, `revert`): a file name or path the agent chose, a session id, a
+/// message naming one. Nothing in it can act on the terminal: no forged
+/// line (`\n`, `\r`, NEL), no escape sequence (ESC, C1 CSI/OSC: erase a
+/// line, OSC 52 set the clipboard, OSC 8 plant a link), no bidi control
+/// reordering what is shown.
+///
+/// `\n`, `\r` and `\t` become those two-character escapes, a backslash
+/// becomes `\\`, every other ASCII control (C0, DEL) `\xHH` (ESC is `\x1b`)
+/// and every other escaped character `\u{H}` (lowercase hex: C1 such as
+/// `\u{9b}`, the bidi controls such as `\u{202e}`, U+2028/U+2029). Since the
+/// backslash is escaped too, the escaping is unambiguous: `a\nb` (a
+/// backslash and an `n`) shows as `a\\nb`, a newline as `a\nb`. Unlike
+/// [`printable`] (what the agent reads, kept as the reference prints it),
+/// this is for a person's terminal only; `--json` output keeps the exact
+/// strings ([`SafeJsonFormatter::for_terminal`]).
+pub fn for_terminal(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c == '\\' || is_unsafe_on_terminal(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if is_unsafe_on_terminal(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// serde_json's pretty formatter, except that DEL and C1 characters in
 /// strings are written as `\u007f`-style escapes too (serde_json escapes
 /// only C0). The JSON is the same value, so a parsed name is the name on
 /// disk, exactly; the text holds no raw control character.
-#[derive(Debug, Default)]
-pub struct SafeJsonFormatter<'a>(serde_json::ser::PrettyFormatter<'a>);
+#[derive(Debug)]
+pub struct SafeJsonFormatter<'a> {
+    pretty: serde_json::ser::PrettyFormatter<'a>,
+    escape: fn(char) -> bool,
+}
+
+impl Default for SafeJsonFormatter<'_> {
+    fn default() -> Self {
+        Self::pretty()
+    }
+}
 
 impl SafeJsonFormatter<'_> {
     /// A formatter with serde_json's pretty layout (two-space indent).
     pub fn pretty() -> Self {
-        Self(serde_json::ser::PrettyFormatter::new())
+        Self {
+            pretty: serde_json::ser::PrettyFormatter::new(),
+            escape: is_control,
+        }
     }
+
+    /// [`SafeJsonFormatter::pretty`] that also writes the characters
+    /// [`for_terminal`] escapes (bidi controls, U+2028/U+2029) as `\u202e`
+    /// -style escapes: the JSON a person's command prints (`tuls journal
+    /// list --json`), whose strings parse back exactly.
+    pub fn for_terminal() -> Self {
+        Self {
+            pretty: serde_json::ser::PrettyFormatter::new(),
+            escape: is_unsafe_on_terminal,
+        }
+    }
+}
+
+/// `v` as pretty JSON through [`SafeJsonFormatter::for_terminal`].
+pub fn json_for_terminal(v: &impl serde::Serialize) -> serde_json::Result<String> {
+    let mut buf = Vec::new();
+    let mut ser =
+        serde_json::Serializer::with_formatter(&mut buf, SafeJsonFormatter::for_terminal());
+    v.serialize(&mut ser)?;
+    // serde_json writes UTF-8 only.
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 impl serde_json::ser::Formatter for SafeJsonFormatter<'_> {
@@ -85,7 +177,7 @@ impl serde_json::ser::Formatter for SafeJsonFormatter<'_> {
         }
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
-            if is_control(c) {
+            if (self.escape)(c) {
                 w.write_all(fragment.get(start..i).unwrap_or_default().as_bytes())?;
                 write!(w, "\\u{:04x}", c as u32)?;
                 start = i + c.len_utf8();
@@ -94,39 +186,39 @@ impl serde_json::ser::Formatter for SafeJsonFormatter<'_> {
         w.write_all(fragment.get(start..).unwrap_or_default().as_bytes())
     }
     fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_array(w)
+        self.pretty.begin_array(w)
     }
     fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_array(w)
+        self.pretty.end_array(w)
     }
     fn begin_array_value<W: ?Sized + io::Write>(
         &mut self,
         w: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        self.0.begin_array_value(w, first)
+        self.pretty.begin_array_value(w, first)
     }
     fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_array_value(w)
+        self.pretty.end_array_value(w)
     }
     fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_object(w)
+        self.pretty.begin_object(w)
     }
     fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_object(w)
+        self.pretty.end_object(w)
     }
     fn begin_object_key<W: ?Sized + io::Write>(
         &mut self,
         w: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        self.0.begin_object_key(w, first)
+        self.pretty.begin_object_key(w, first)
     }
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_object_value(w)
+        self.pretty.begin_object_value(w)
     }
     fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_object_value(w)
+        self.pretty.end_object_value(w)
     }
 }
 
@@ -295,6 +387,38 @@ mod tests {
             "\\r\\t\\u{1b}[31m\\u{7f}\\u{9b}\\u{0}"
         );
         assert_eq!(printable("\u{a0}\u{200b}"), "\u{a0}\u{200b}"); // not Cc
+    }
+
+    #[test]
+    fn for_terminal_escapes_controls_bidi_and_the_backslash_unambiguously() {
+        assert!(matches!(for_terminal("plain é name"), Cow::Borrowed(_)));
+        assert_eq!(for_terminal("a\nb"), "a\\nb");
+        assert_eq!(for_terminal("a\\nb"), "a\\\\nb");
+        assert_eq!(
+            for_terminal("\r\t\u{1b}]52;c;x\u{7}\u{7f}\u{0}"),
+            "\\r\\t\\x1b]52;c;x\\x07\\x7f\\x00"
+        );
+        assert_eq!(
+            for_terminal("\u{9b}\u{85}\u{202e}\u{2066}\u{200e}\u{61c}\u{2028}"),
+            "\\u{9b}\\u{85}\\u{202e}\\u{2066}\\u{200e}\\u{61c}\\u{2028}"
+        );
+        assert_eq!(for_terminal("\u{a0}\u{200b}"), "\u{a0}\u{200b}");
+    }
+
+    #[test]
+    fn terminal_json_escapes_bidi_too_and_round_trips() {
+        let name = "a\u{202e}b\u{2069}\u{9b}\u{7f}\n";
+        let text = json_for_terminal(&vec![name]).unwrap();
+        assert!(
+            text.contains("\\u202e") && text.contains("\\u2069"),
+            "{text}"
+        );
+        assert!(
+            !text.chars().any(|c| c != '\n' && is_unsafe_on_terminal(c)),
+            "{text:?}"
+        );
+        let back: Vec<String> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, [name]);
     }
 
     #[test]

@@ -31,6 +31,25 @@ pub fn run_cli(args: &[impl AsRef<OsStr>], timeout: Duration) -> CliOutput {
     run(args, timeout, Stdio::piped())
 }
 
+/// [`run_cli`]'s output as the bytes the binary wrote, for tests that scan
+/// them (a lossy `String` would hide bytes that are not UTF-8).
+#[derive(Debug, Clone)]
+pub struct RawCliOutput {
+    pub code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// [`run_cli`], keeping the output's bytes as written.
+pub fn run_cli_raw(args: &[impl AsRef<OsStr>], timeout: Duration) -> RawCliOutput {
+    let (code, stdout, stderr, _) = run_bytes(args, timeout, Stdio::piped());
+    RawCliOutput {
+        code,
+        stdout,
+        stderr,
+    }
+}
+
 /// Like [`run_cli`], with stdout a pipe whose read end is already closed
 /// (`tuls journal list | head -0`): every write there fails with EPIPE, and
 /// [`CliOutput::stdout`] is empty.
@@ -41,6 +60,20 @@ pub fn run_cli_stdout_closed(args: &[impl AsRef<OsStr>], timeout: Duration) -> C
 }
 
 fn run(args: &[impl AsRef<OsStr>], timeout: Duration, stdout: Stdio) -> CliOutput {
+    let (code, stdout, stderr, timed_out) = run_bytes(args, timeout, stdout);
+    CliOutput {
+        code,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        timed_out,
+    }
+}
+
+fn run_bytes(
+    args: &[impl AsRef<OsStr>],
+    timeout: Duration,
+    stdout: Stdio,
+) -> (Option<i32>, Vec<u8>, Vec<u8>, bool) {
     let mut child = Command::new(bin())
         .args(args.iter().map(AsRef::as_ref))
         .env("NO_COLOR", "1")
@@ -68,10 +101,5 @@ fn run(args: &[impl AsRef<OsStr>], timeout: Duration, stdout: Stdio) -> CliOutpu
         .map(|o| o.join().expect("stdout reader"))
         .unwrap_or_default();
     let stderr = err.join().expect("stderr reader");
-    CliOutput {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-        timed_out,
-    }
+    (status.code(), stdout, stderr, timed_out)
 }

@@ -6,6 +6,7 @@ mod append_copy;
 mod create_directory;
 mod edit_file;
 mod journal;
+mod journal_output;
 mod keep_acl;
 mod move_file;
 mod versions;
