@@ -62,7 +62,7 @@ pub fn copy(
             path: from.to_owned(),
             size: md.len(),
             limit: max_bytes,
-            hint: "; copy_file copies files up to --max-copy-bytes; nothing was copied",
+            hint: "; files are copied up to --max-copy-bytes; nothing was copied",
         });
     }
     let source_version = || version::of_file(&file, cond.limit, from);

@@ -437,7 +437,7 @@ fn copy_file_is_bounded() {
             .text,
         format!(
             "File too large: 'over.img' is {} bytes, over the {MIB}-byte limit; \
-             copy_file copies files up to --max-copy-bytes; nothing was copied",
+             files are copied up to --max-copy-bytes; nothing was copied",
             MIB + 1
         )
     );
