@@ -185,6 +185,9 @@ pub struct FsArgs {
     /// Largest file read whole, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::limits::MAX_READ_BYTES)]
     pub max_read_bytes: u64,
+    /// Largest file copy_file copies, in bytes (its size, holes counted).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::limits::MAX_COPY_BYTES)]
+    pub max_copy_bytes: u64,
     /// Entries a directory_tree or search_files walk visits before truncating.
     #[arg(long, value_name = "N", default_value_t = crate::limits::MAX_WALK_ENTRIES)]
     pub max_entries: usize,

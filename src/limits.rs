@@ -119,6 +119,16 @@ pub const MAX_APPEND_BYTES: u64 = 32 * 1024 * 1024;
 /// the copy checks for cancellation between calls.
 pub const COPY_CHUNK_BYTES: usize = 64 * 1024 * 1024;
 
+/// The largest file `copy_file` copies, by its size (the apparent size,
+/// holes counted: known before a byte is copied, and what a copy must
+/// write where holes cannot be kept) (`--max-copy-bytes`). Holes are kept
+/// where the filesystem reports them, so a copy costs its data; this bounds
+/// what one call may write to disk and how long it runs (4 GiB takes tens
+/// of seconds at disk speed), while covering the files an agent copies in a
+/// project (sources, images, archives, databases). A bigger file is the
+/// operator's to copy.
+pub const MAX_COPY_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+
 /// Edits per `edit_file` call.
 pub const MAX_EDITS: usize = 1024;
 
@@ -250,6 +260,8 @@ pub struct Limits {
     pub max_path_bytes: usize,
     /// See [`MAX_EDITS`].
     pub max_edits: usize,
+    /// See [`MAX_COPY_BYTES`].
+    pub max_copy_bytes: u64,
     /// See [`MAX_REQUEST_BYTES`].
     pub max_request_bytes: usize,
     /// See [`ROOTS_WAIT_SECS`].
@@ -276,6 +288,7 @@ impl Default for Limits {
             max_exclude_patterns: MAX_EXCLUDE_PATTERNS,
             max_path_bytes: MAX_PATH_BYTES,
             max_edits: MAX_EDITS,
+            max_copy_bytes: MAX_COPY_BYTES,
             max_request_bytes: MAX_REQUEST_BYTES,
             roots_wait_secs: ROOTS_WAIT_SECS,
             max_pending_reply_bytes: MAX_PENDING_REPLY_BYTES,

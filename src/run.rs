@@ -254,6 +254,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     };
     let limits = Limits {
         max_read_bytes: args.max_read_bytes,
+        max_copy_bytes: args.max_copy_bytes,
         max_walk_entries: args.max_entries,
         max_walk_depth: args.max_depth,
         max_paths_per_batch: args.max_paths,

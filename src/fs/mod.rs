@@ -10,7 +10,7 @@
 //! symlinks for every tool that walks, a content search with its ignore
 //! files included ([`walk`]), the one
 //! writer ([`atomic`], with appending in [`append`] and copying in
-//! [`copy`]), renaming ([`rename`](mod@rename)) and making directories
+//! [`copy`], bytes and holes moved by [`sparse`]), renaming ([`rename`](mod@rename)) and making directories
 //! ([`mkdir`]) beside it, version tokens ([`version`]) and the conditional-change check
 //! ([`ifmatch`]), Landlock ([`sandbox`]), and the platform split
 //! ([`sys`]: Linux and the portable, macOS backend).
@@ -30,6 +30,7 @@ pub mod resolve;
 pub mod roots;
 pub mod sandbox;
 pub mod scope;
+pub mod sparse;
 pub mod sys;
 pub mod version;
 pub mod walk;

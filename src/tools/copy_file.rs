@@ -54,7 +54,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    copy::copy(&s, &d, &cond, &ctx.cancel, &ctx.io.note)?;
+    let max = ctx.limits.max_copy_bytes;
+    copy::copy(&s, &d, &cond, max, &ctx.cancel, &ctx.io.note)?;
     Ok(Output::Text(format!(
         "Successfully copied {} to {}",
         p.source, p.destination
