@@ -1,86 +1,17 @@
 //! Building the rule list from the operator's flags, the built-in
 //! protections and a rules file.
 //!
-//! Owns: the default protected set (each entry with the program that runs or
-//! obeys it), the rules-file schema and its validation, and the mapping of
-//! every flag to [`Rule`]s. Everything fails closed: a malformed rule, an
+//! Owns: the rules-file schema and its validation, and the mapping of every
+//! flag and of the built-in set ([`super::defaults`]) to [`Rule`]s. Everything fails closed: a malformed rule, an
 //! unknown field or method, a bad regex or an over-complex glob is an error
 //! naming the rule, and startup stops with exit status 2.
 //! May touch: nothing (no I/O; the file's bytes are read by startup).
 
 use serde::Deserialize;
 
+pub use super::defaults::{DEFAULT_EXEMPT, DEFAULT_READ_ONLY, SECRET_PRESET};
 use super::{Effect, Matcher, Rule};
 use crate::limits::{MAX_PATTERN_BYTES, MAX_REGEX_COMPILED_BYTES, MAX_RULES};
-
-/// The built-in protections: read-only, because another program executes
-/// or obeys what is written there. `(pattern, program)`.
-pub const DEFAULT_READ_ONLY: &[(&str, &str)] = &[
-    (
-        ".git",
-        "git: hooks/, config (core.fsmonitor, core.sshCommand, aliases), refs",
-    ),
-    (".hg", "Mercurial: .hg/hgrc hooks"),
-    (".svn", "Subversion: working-copy metadata"),
-    (".jj", "Jujutsu: repo config and the colocated git store"),
-    (
-        ".claude",
-        "Claude Code: settings*.json hooks and permissions",
-    ),
-    (".cursor", "Cursor: rules, MCP servers (mcp.json)"),
-    (".vscode", "VS Code: tasks.json, settings.json, launch.json"),
-    (".idea", "JetBrains IDEs: run configurations, tool settings"),
-    (".zed", "Zed: tasks.json and settings.json"),
-    (
-        ".gemini",
-        "Gemini CLI: settings.json (MCP servers, tool commands)",
-    ),
-    (
-        ".devcontainer",
-        "Dev Containers: initializeCommand runs on the host",
-    ),
-    (".husky", "husky: git hooks (core.hooksPath)"),
-    (
-        ".mcp.json",
-        "Claude Code and other MCP clients: project MCP server commands",
-    ),
-    (".envrc", "direnv: sourced by the shell on cd"),
-    (
-        ".pre-commit-config.yaml",
-        "pre-commit: hook commands run by git commit",
-    ),
-    (".yarnrc.yml", "Yarn: yarnPath names the program yarn runs"),
-];
-
-/// Exemptions from [`DEFAULT_READ_ONLY`]: paths agents write routinely.
-pub const DEFAULT_EXEMPT: &[&str] = &[
-    "**/.claude/commands",
-    "**/.claude/agents",
-    "**/.claude/skills",
-];
-
-/// A ready `--hide` set for secrets (the docs list it too).
-pub const SECRET_PRESET: &[&str] = &[
-    ".env",
-    ".env.*",
-    "!.env.example",
-    "!.env.sample",
-    "!.env.template",
-    "*.pem",
-    "*.key",
-    "id_rsa*",
-    "id_ed25519*",
-    "id_ecdsa*",
-    ".aws",
-    ".ssh",
-    ".netrc",
-    ".npmrc",
-    ".pypirc",
-    ".docker/config.json",
-    "credentials.json",
-    "*.p12",
-    "*.pfx",
-];
 
 /// What the operator asked for, before compiling.
 #[derive(Debug, Default, Clone)]

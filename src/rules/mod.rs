@@ -20,6 +20,7 @@
 //! May touch: nothing (no I/O).
 
 pub mod config;
+mod defaults;
 mod lits;
 mod needles;
 mod quick;

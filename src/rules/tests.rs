@@ -479,3 +479,27 @@ fn lines_that_may_not_parse_are_parsed_at_startup() {
     assert_eq!(r.effect("x/aZZb1/cd", Some(false)), Effect::Hidden);
     assert!(matches!(r.hide.globs.compiled.get(), Some(Some(_))));
 }
+
+/// The built-in set covers a home's start-up files at any depth (a root
+/// that contains homes), and `--allow-path 'dotfiles/**'` lifts them in a
+/// dotfiles repository, as the docs say.
+#[test]
+fn home_files_are_protected_at_any_depth_and_can_be_lifted() {
+    let spec = super::config::Spec {
+        allow: vec!["dotfiles/**".to_owned()],
+        ..Default::default()
+    };
+    let r = Rules::new(super::config::build(&spec).unwrap().0).unwrap();
+    let ro = |p: &str| r.effect(p, Some(false)) == Effect::ReadOnly;
+    for p in [
+        ".bashrc",
+        "home/alice/.bashrc",
+        "home/alice/.config/systemd/user/x.service",
+        "home/bob/.ssh/authorized_keys",
+        "srv/app/venv/pyvenv.cfg",
+    ] {
+        assert!(ro(p), "{p}");
+    }
+    assert!(!ro("dotfiles/.bashrc"));
+    assert!(!ro("home/alice/.config/other/x"));
+}
