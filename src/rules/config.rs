@@ -28,10 +28,23 @@ pub struct Spec {
     pub file: Option<(String, Vec<u8>)>,
 }
 
-/// Builds the rule list (without `--read-only-dir`, which is per root).
-/// Returns the rules and notes on rules that were skipped (disabled, or
-/// operations a filesystem server does not enforce), for the log.
-pub fn build(spec: &Spec) -> Result<(Vec<Rule>, Vec<String>), String> {
+/// The rule list [`build`] makes, with what to log about it.
+#[derive(Debug)]
+pub struct Built {
+    /// The rules, in order.
+    pub rules: Vec<Rule>,
+    /// Rules that were skipped (disabled, or operations a filesystem
+    /// server does not enforce), for the log.
+    pub notes: Vec<String>,
+    /// Rules that load but look like they do not do what the operator
+    /// meant (an `--allow-path` that lifts nothing), for a warning.
+    pub warnings: Vec<String>,
+}
+
+/// Builds the rule list (without `--read-only-dir`, which is per root). A
+/// rule that can never do what it reads (see `rules::lint`) is an error
+/// naming it.
+pub fn build(spec: &Spec) -> Result<Built, String> {
     let mut rules = Vec::new();
     let mut notes = Vec::new();
     if !spec.no_default {
@@ -74,7 +87,12 @@ pub fn build(spec: &Spec) -> Result<(Vec<Rule>, Vec<String>), String> {
             rules.len()
         ));
     }
-    Ok((rules, notes))
+    let warnings = super::lint::rules(&rules, spec.no_default)?;
+    Ok(Built {
+        rules,
+        notes,
+        warnings,
+    })
 }
 
 /// A rule from a `.gitignore`-syntax pattern.
@@ -113,6 +131,7 @@ fn check_glob(id: &str, pattern: &str, parse: bool) -> Result<(), String> {
     }
     crate::text::glob::check_one(pattern, MAX_PATTERN_BYTES)
         .map_err(|e| format!("rule '{id}': {e}"))?;
+    super::lint::glob_shape(pattern).map_err(|e| format!("rule '{id}': {e}"))?;
     if !parse {
         return Ok(());
     }
@@ -296,6 +315,12 @@ fn matcher(method: Method, pattern: &str) -> Result<Matcher, String> {
                 )
                 .build(pattern)
                 .map_err(|e| format!("bad regex '{pattern}': {e}"))?;
+            if super::lint::regex_never_matches(pattern, super::FOLD_CASE) {
+                return Err(format!(
+                    "regex '{pattern}' can never match: a path is matched with a leading '/' \
+                     ('/secrets/key.txt'), so anchor it as '^/secrets'"
+                ));
+            }
             Matcher::Regex(Box::new(r))
         }
     })
