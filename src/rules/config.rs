@@ -2,9 +2,11 @@
 //! protections and a rules file.
 //!
 //! Owns: the rules-file schema and its validation, and the mapping of every
-//! flag and of the built-in set ([`super::defaults`]) to [`Rule`]s. Everything fails closed: a malformed rule, an
-//! unknown field or method, a bad regex or an over-complex glob is an error
-//! naming the rule, and startup stops with exit status 2.
+//! flag and of the built-in set (`rules::defaults`, re-exported here) to
+//! [`Rule`]s. Everything fails closed: a malformed rule, an unknown field
+//! or method, a bad regex, an over-complex glob, or a rule that can never
+//! do what it reads (`rules::lint`) is an error naming the rule, and
+//! startup stops with exit status 2.
 //! May touch: nothing (no I/O; the file's bytes are read by startup).
 
 use serde::Deserialize;
