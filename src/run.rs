@@ -120,9 +120,16 @@ fn path_rules(
         no_default: args.no_default_protection,
         file,
     };
-    let (rules, notes) = config::build(&spec)?;
+    let config::Built {
+        rules,
+        notes,
+        warnings,
+    } = config::build(&spec)?;
     for n in &notes {
         tracing::info!("path rules: {n}");
+    }
+    for w in &warnings {
+        tracing::warn!("path rules: {w}");
     }
     // --read-only-dir: each must exist and lie inside (or contain) a root.
     let mut dirs = Vec::new();

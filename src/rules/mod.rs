@@ -20,6 +20,8 @@
 //! May touch: nothing (no I/O).
 
 pub mod config;
+mod defaults;
+mod lint;
 mod lits;
 mod needles;
 mod quick;
@@ -267,15 +269,13 @@ fn other_matches(m: &Matcher, path: &str, fold: bool) -> bool {
         Matcher::Glob(_) => false,
         Matcher::All => true,
         Matcher::Exact(p) | Matcher::Prefix(p) => eq(p, path),
-        Matcher::Regex(r) => r.is_match(path),
-        Matcher::Contains(p) => {
-            if fold {
-                path.to_ascii_lowercase()
-                    .contains(p.to_ascii_lowercase().as_str())
-            } else {
-                path.contains(p.as_str())
-            }
-        }
+        // `regex` and `contains` see the path with a leading `/`, as the
+        // operator writes it (`^/secrets`, `/.env`); rules with them are few.
+        Matcher::Regex(r) => r.is_match(&format!("/{path}")),
+        Matcher::Contains(p) if fold => format!("/{path}")
+            .to_ascii_lowercase()
+            .contains(p.to_ascii_lowercase().as_str()),
+        Matcher::Contains(p) => format!("/{path}").contains(p.as_str()),
     }
 }
 

@@ -5,4 +5,5 @@
 mod audit;
 mod fail_closed;
 mod policy;
+mod rule_checks;
 mod startup;

@@ -6,6 +6,7 @@ mod aliases;
 mod cases;
 mod exempt;
 mod flags;
+mod homes;
 mod links;
 mod nested;
 mod twin;
