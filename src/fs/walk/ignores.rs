@@ -166,16 +166,20 @@ impl Level {
 /// The ignore levels of the directories from the root down to (not
 /// including) the start, nearest last, so that a search in a subdirectory
 /// of a repository honours the repository's ignore files as `rg` does.
-/// Each ancestor is opened from `start`'s root handle by the start's
-/// components beneath the root: its canonical path where the resolver
-/// walked it (always, when some rule hides), else the client's. What the
-/// rules hide in an ancestor is absent here too (see [`Veil`]).
+/// Each ancestor is opened from `start`'s root handle by the components of
+/// the start's canonical path beneath the root (after in-root symlinks, as
+/// `rg` takes the canonical path's parents): the resolver's own when it
+/// walked the path (always, when some rule hides), else the root handle's
+/// `canonicalize`, so that a rule that hides something elsewhere changes
+/// nothing here. What the rules hide in an ancestor is absent here too (see
+/// [`Veil`]).
 pub(super) fn ancestor_levels(start: &crate::fs::scope::Target) -> (Vec<Level>, u64) {
     let root = &start.root.dir;
-    let segs: Vec<&str> = match start.walked() {
-        Some(w) => w.local.split('/').filter(|s| !s.is_empty()).collect(),
-        None => start.segs.iter().map(String::as_str).collect(),
+    let canonical = match start.walked() {
+        Some(w) => w.local.clone(),
+        None => canonical_beneath(root, &start.resolved().local),
     };
+    let segs: Vec<&str> = canonical.split('/').filter(|s| !s.is_empty()).collect();
     // The rules from the root, for the ancestors' own entries.
     let hide = Hide::new(&start.root.rules, start.root.rule_path(""));
     let big = AtomicU64::new(0);
@@ -200,6 +204,28 @@ pub(super) fn ancestor_levels(start: &crate::fs::scope::Target) -> (Vec<Level>, 
         out.push(Level::read(&dir, up, 0, &big, veil));
     }
     (out, big.into_inner())
+}
+
+/// The canonical spelling beneath `root` of `local` (a path beneath it,
+/// `/`-joined, "" for the root), or `local` itself when it cannot be had
+/// (the start was opened already; a swap since makes this fall back).
+fn canonical_beneath(root: &cap_std::fs::Dir, local: &str) -> String {
+    let path = if local.is_empty() { "." } else { local };
+    let Ok(canonical) = root.canonicalize(path) else {
+        return local.to_owned();
+    };
+    let mut out = Vec::new();
+    for c in canonical.components() {
+        match c {
+            std::path::Component::Normal(name) => match name.to_str() {
+                Some(name) => out.push(name),
+                None => return local.to_owned(),
+            },
+            std::path::Component::CurDir => {}
+            _ => return local.to_owned(),
+        }
+    }
+    out.join("/")
 }
 
 /// The walk's stack of levels: the walked directories (nearest first)

@@ -37,6 +37,14 @@ fn common(env: &TestEnv) {
     env.mkdir("repo2/.git/info");
     env.write("repo2/x.txt", "needle\n");
     env.write("repo2/plain.txt", "needle\n");
+    // A visible ignore file above a start reached through a link: it
+    // applies as to the link's target (`rg` takes the canonical path's
+    // parents), with rules that hide or without.
+    env.write("repo2/.gitignore", "g.txt\n");
+    env.write("repo2/sub/g.txt", "needle\n");
+    env.write("repo2/sub/plain.txt", "needle\n");
+    env.symlink("repo2/sub", "l2");
+    env.symlink("repo/sub", "lsub");
 }
 
 /// What only the tree with hidden objects holds.
@@ -99,6 +107,8 @@ fn calls() -> Vec<(&'static str, Value)> {
         "repo/sub",
         "repo2",
         "big",
+        "l2",
+        "lsub",
     ] {
         for extra in [
             json!({}),
