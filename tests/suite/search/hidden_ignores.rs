@@ -22,7 +22,15 @@ const MAX_IGNORE_RULES: usize = 10_000;
 /// What every tree holds: files that say "needle", each named for the
 /// ignore file that would exclude it.
 fn common(env: &TestEnv) {
-    for dir in ["", "nogit/", "nogit/sub/", "repo/", "repo/sub/", "big/"] {
+    for dir in [
+        "",
+        "nogit/",
+        "nogit/sub/",
+        "repo/",
+        "repo/sub/",
+        "big/",
+        "big/sub/",
+    ] {
         for f in ["plain.txt", "g.txt", "i.txt", "x.txt", "deep.txt"] {
             env.write(format!("{dir}{f}"), "needle\n");
         }
@@ -107,6 +115,7 @@ fn calls() -> Vec<(&'static str, Value)> {
         "repo/sub",
         "repo2",
         "big",
+        "big/sub",
         "l2",
         "lsub",
     ] {
