@@ -402,23 +402,16 @@ fn call_all(
     replies
 }
 
-/// The protected paths (files, and directories with what they hold), as a
-/// program reaching them by those names sees them.
+/// The vector's protected paths, as programs opening them see them.
 fn protected_snapshot(v: &Value, sb: &Sandbox) -> std::collections::BTreeMap<String, String> {
-    let mut m = std::collections::BTreeMap::new();
-    for p in v["protected"].as_array().into_iter().flatten() {
-        let rel = sb.subst(p.as_str().unwrap_or(""));
-        let full = sb.root.join(&rel);
-        m.insert(rel.clone(), crate::tree::describe_followed(&full));
-        if full.is_dir() {
-            let mut sub = std::collections::BTreeMap::new();
-            crate::tree::snap_into(&full, &full, &mut sub);
-            for (k, d) in sub {
-                m.insert(format!("{rel}/{k}"), d);
-            }
-        }
-    }
-    m
+    let list: Vec<String> = v["protected"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str())
+        .map(|p| sb.subst(p))
+        .collect();
+    crate::tree::snapshot_paths(&sb.root, &list)
 }
 
 fn run_in(vec: &Vector, opts: &RunOpts, sb: &mut Sandbox, out: &mut Outcome) {

@@ -353,6 +353,24 @@ pub fn snap_into(top: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
     snap(top, dir, None, out, 0);
 }
 
+/// Paths beneath `root` (files, and directories with what they hold) as a
+/// program opening them by these names sees them: symlinks followed.
+pub fn snapshot_paths(root: &Path, list: &[String]) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for rel in list {
+        let full = root.join(rel);
+        m.insert(rel.clone(), describe_followed(&full));
+        if full.is_dir() {
+            let mut sub = BTreeMap::new();
+            snap_into(&full, &full, &mut sub);
+            for (k, d) in sub {
+                m.insert(format!("{rel}/{k}"), d);
+            }
+        }
+    }
+    m
+}
+
 /// One entry as a program opening it by this name sees it: the entry, and
 /// for a symlink also what it leads to.
 pub fn describe_followed(p: &Path) -> String {
