@@ -594,7 +594,18 @@ fn session_in(s: &Value, opts: &Opts, sb: &mut Sandbox, run: &mut Run) {
             &crate::tree::snapshot_paths(&sb.root, &protected),
         );
         if !changed.is_empty() {
-            fail(run, "protected-changed", changed.join("; "));
+            // A change only to a file that also has a hard link in the tree
+            // (`envrc-notes.txt`) is its own kind: writes through one name
+            // must not change another (tuls issue 30 item 8).
+            let through_link = changed
+                .iter()
+                .all(|c| c.contains(" .envrc:") || c.ends_with(" .envrc"));
+            let kind = if through_link {
+                "protected-changed-hardlink"
+            } else {
+                "protected-changed"
+            };
+            fail(run, kind, changed.join("; "));
         }
     }
     let after = sb.snapshot_outside();
