@@ -17,6 +17,7 @@ pub const TOOL: Tool = Tool {
     description: "Append content to a file exactly as given (no newline added), creating it if missing; keeps its permissions and identity.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::Text,
     plan: Plan::small,
     notes: Notes {
@@ -59,6 +60,6 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    append::append(&t, p.content.as_bytes(), &cond, &ctx.io.note)?;
+    append::append(&t, p.content.as_bytes(), &cond, &ctx.io.recorder)?;
     Ok(Output::Text(format!("Successfully appended to {}", p.path)))
 }
