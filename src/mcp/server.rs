@@ -258,7 +258,10 @@ impl Server {
         }
         let recorder = Recorders::new(recorders);
         let ctx = Ctx {
-            scope: (self.inner.scope.snapshot())
+            scope: self
+                .inner
+                .scope
+                .snapshot()
                 .with_intent(intent)
                 .with_recorder(recorder.clone()),
             limits,
