@@ -333,7 +333,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
                 }
             };
             match crate::journal::open(dir, &opened, args.journal_max_bytes, session) {
-                Ok(j) => Some(crate::journal::install(j)),
+                Ok(j) => Some(Arc::new(j)),
                 Err(e) => return config_error(e),
             }
         }
@@ -348,7 +348,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         Status::Disabled
     } else {
         let refs: Vec<&roots::Root> = opened.iter().collect();
-        match sandbox::restrict(&refs, read_only, journal.map(|j| j.dir())) {
+        match sandbox::restrict(&refs, read_only, journal.as_deref().map(|j| j.dir())) {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!(error = %e, "Landlock could not be applied; running without it");
@@ -400,7 +400,15 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
              tuls: `npx -y @modelcontextprotocol/inspector@0.15.0 tuls filesystem DIR`. Press Ctrl-D to quit."
         );
     }
-    let server = match Server::new(scope, policy, limits, !args.no_client_roots, audit, threads) {
+    let records = (audit, journal);
+    let server = match Server::new(
+        scope,
+        policy,
+        limits,
+        !args.no_client_roots,
+        records,
+        threads,
+    ) {
         Ok(server) => server,
         Err(e) => return stop(&StartupError::Start(e)),
     };

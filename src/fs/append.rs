@@ -46,12 +46,12 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
-use crate::audit::Noting;
 use crate::error::{Error, Result};
 use crate::fs::atomic::{Dest, Guard};
 use crate::fs::file;
 use crate::fs::ifmatch::{self, Condition};
 use crate::fs::io::Io;
+use crate::fs::record::{Changed, Op, Recorder};
 use crate::fs::scope::Target;
 use crate::fs::version::Version;
 use crate::limits::{MAX_APPEND_BYTES, MAX_READ_BYTES};
@@ -68,7 +68,7 @@ static APPENDING: Mutex<()> = Mutex::new(());
 /// replaced instead ([`append_by_replacing`]); its read counts in the
 /// call's reply budget (`io`).
 pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>, io: &Io) -> Result<()> {
-    let note = &io.note;
+    let note: &dyn Recorder = &io.recorder;
     let size = bytes.len() as u64;
     if size > MAX_APPEND_BYTES {
         return Err(Error::AppendTooLarge {
@@ -170,13 +170,13 @@ fn append_by_replacing(
         limit: cond.limit,
         named: cond.if_match.is_some(),
     };
-    dest.replace(&all, guard, &io.note).map(drop)
+    dest.replace(&all, guard, &io.recorder).map(drop)
 }
 
 /// The version of the file before an append, for the audit record (only
-/// when a record is being made).
-fn hash_for_audit(dest: &Dest, note: &Noting) -> Option<Version> {
-    if !note.active() {
+/// when a recorder wants it).
+fn hash_for_audit(dest: &Dest, note: &dyn Recorder) -> Option<Version> {
+    if !note.before() {
         return None;
     }
     file::version_in(dest.dir(), dest.leaf(), dest.given(), MAX_READ_BYTES)
@@ -191,26 +191,23 @@ fn noted(
     before: Option<Version>,
     end: u64,
     written: usize,
-    note: &Noting,
+    note: &dyn Recorder,
 ) -> Result<()> {
-    let audit = note.active();
-    let journal = crate::journal::active();
-    if !audit && journal.is_none() {
+    if !note.records() {
         return Ok(());
     }
     let after = file::version_in(dest.dir(), dest.leaf(), dest.given(), MAX_READ_BYTES)
         .ok()
         .and_then(|(v, _)| v);
-    if let Some(j) = journal {
-        j.record_append(dest.loc(), end, after.as_ref())?;
-    }
-    let change = crate::audit::Change {
-        path: dest.given().to_owned(),
+    note.changed(&Changed {
+        op: Op::Append { size_before: end },
+        at: dest.place(),
         before,
         after,
-    };
-    note.changed(change, written as u64);
-    Ok(())
+        bytes: written as u64,
+        kept: None,
+        dir: None,
+    })
 }
 
 /// Writes all of `bytes` at offset `end` of `fd`, checking just before the

@@ -32,11 +32,11 @@ use cap_std::fs::{File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Perm
 use rustix::fs::{Timespec, Timestamps};
 use tokio_util::sync::CancellationToken;
 
-use crate::audit::Noting;
 use crate::error::{Error, Result};
 use crate::fs::atomic::Dest;
 use crate::fs::file::kind_name;
 use crate::fs::ifmatch::{self, Condition};
+use crate::fs::record::Recorder;
 use crate::fs::scope::Target;
 use crate::fs::sparse::{self, Stop};
 use crate::fs::version;
@@ -53,7 +53,7 @@ pub fn copy(
     cond: &Condition<'_>,
     max_bytes: u64,
     cancel: &CancellationToken,
-    note: &Noting,
+    note: &dyn Recorder,
 ) -> Result<()> {
     let (from, to) = (src.given.as_str(), dst.given.as_str());
     let (file, md) = open_source(src, to)?;

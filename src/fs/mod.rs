@@ -4,8 +4,10 @@
 //! one resolver from a client path to a [`scope::Target`] ([`scope`]
 //! picks the root, [`resolve`] resolves beneath it, with the path rules),
 //! opening and reading regular files ([`file`](mod@file)), with the facts
-//! of the call a read or write is for ([`io`]: reply budget, audit note,
-//! spare buffer), the one walk
+//! of the call a read or write is for ([`io`]: reply budget, change
+//! recorder, spare buffer), the change recorder the writers tell what they
+//! change ([`record`]: a trait the undo journal and the audit log
+//! implement, so the core imports neither), the one walk
 //! engine, which lists directories and walks trees without following
 //! symlinks for every tool that walks, a content search with its ignore
 //! files included ([`walk`]), the one
@@ -25,6 +27,7 @@ pub mod file;
 pub mod ifmatch;
 pub mod io;
 pub mod mkdir;
+pub mod record;
 pub mod rename;
 pub mod resolve;
 pub mod roots;

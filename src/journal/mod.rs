@@ -6,16 +6,16 @@
 //! outside every root and contain none, checked by device and inode of
 //! every directory from it up to `/`), the session's records in
 //! `journal.jsonl` (one JSON line per change, appended with one `write`,
-//! `fdatasync`ed before the change is acknowledged), and the hooks the
-//! writers call: [`Journal::keep_swapped`] / [`Journal::keep_copy`] before
-//! old bytes go away (the pre-image store, [`store`]), and the `record_*`
-//! calls after a change is in place. The command-line side (`tuls journal
-//! list`, `revert`) is in [`revert`]; the record format in [`record`].
+//! `fdatasync`ed before the change is acknowledged), and what the writers
+//! tell it as a change recorder ([`crate::fs::record::Recorder`]): it keeps
+//! the old bytes before they go away (`keep_swapped`, `keep_copy`: the
+//! pre-image store, [`store`]) and records each change once it is in place
+//! (`changed`). The command-line side (`tuls journal list`, `revert`) is in
+//! [`revert`]; the record format in [`record`].
 //!
-//! The journal is process configuration, set once at startup before any
-//! thread runs ([`install`]); the writers ask [`active`] for it (while
-//! whether an audit record is being made is the call's own fact, in the
-//! [`crate::audit::Noting`] they are handed).
+//! The journal is opened once at startup and handed to the server, which
+//! puts it in every call's recorder ([`crate::fs::io::Io`]) beside the
+//! call's audit note; no global holds it.
 //!
 //! Fail closed: if a pre-image cannot be kept the change is not made; if a
 //! record cannot be written the change is answered as made-but-unrecorded,
@@ -29,22 +29,20 @@ pub mod revert;
 pub mod store;
 
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
 
 use crate::error::{Error, Result};
+use crate::fs::record::{self as rec, Changed, Kept, Place, Recorder};
 use crate::fs::roots::Root;
 use crate::fs::version::Version;
 use record::{Change, Loc, Op, Record};
-use store::{Kept, Store};
+use store::Store;
 
 /// The log's name in the journal directory.
 pub const LOG: &str = "journal.jsonl";
-
-/// The journal of this process, once [`install`]ed.
-static JOURNAL: OnceLock<Journal> = OnceLock::new();
 
 /// An open undo journal.
 #[derive(Debug)]
@@ -120,27 +118,47 @@ fn dup(dir: &Dir) -> Result<std::os::fd::OwnedFd, String> {
     rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(|e| format!("cannot use a directory: {e}"))
 }
 
-/// Makes `journal` this process's journal (once, at startup).
-pub fn install(journal: Journal) -> &'static Journal {
-    JOURNAL.get_or_init(|| journal)
-}
-
-/// The journal, when `--journal` is in force.
-pub fn active() -> Option<&'static Journal> {
-    JOURNAL.get()
-}
-
-/// Where the file `leaf` in the directory `parent_rel` beneath `root` is,
-/// as the journal names it: the operator's `DIR` and the path beneath it.
-pub fn loc(root: &Root, parent_rel: &str, leaf: &str) -> Loc {
-    let mut local: Vec<&str> = parent_rel
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    local.push(leaf);
+/// Where a file is, as the journal names it: the operator's `DIR` and the
+/// path beneath it.
+fn loc(place: &Place) -> Loc {
     Loc {
-        root: root.origin.path().to_string_lossy().into_owned(),
-        path: root.rule_path(&local.join("/")),
+        root: place.origin.clone(),
+        path: place.beneath.clone(),
+    }
+}
+
+impl Recorder for Journal {
+    fn keeps(&self) -> bool {
+        true
+    }
+
+    fn keep_swapped(&self, parent: &Dir, tmp: &str, known: Option<&Version>) -> Result<Kept> {
+        let mut inner = crate::sync::lock(&self.inner);
+        inner
+            .store
+            .keep_swapped(parent, tmp, known)
+            .map_err(|e| self.unavailable(&e))
+    }
+
+    fn keep_copy(&self, parent: &Dir, leaf: &str) -> Result<Kept> {
+        let mut inner = crate::sync::lock(&self.inner);
+        inner
+            .store
+            .keep_copy(parent, leaf)
+            .map_err(|e| self.unavailable(&e))
+    }
+
+    fn changed(&self, c: &Changed<'_>) -> Result<()> {
+        let at = loc(&c.at);
+        let after = c.after.as_ref();
+        match (&c.op, c.kept.clone(), after) {
+            (rec::Op::Replace, Some(kept), Some(after)) => {
+                self.record_replace(at, kept, after, c.dir)
+            }
+            (rec::Op::Replace | rec::Op::Create, _, _) => self.record_create(at, after, c.dir),
+            (rec::Op::Append { size_before }, _, _) => self.record_append(at, *size_before, after),
+            (rec::Op::Move { from, id }, _, _) => self.record_move(loc(from), at, after, *id),
+        }
     }
 }
 
@@ -161,26 +179,6 @@ impl Journal {
         b.get_or_insert(why).clone()
     }
 
-    /// Keeps the old file `tmp` in `parent` (swapped out by the writer) and
-    /// removes it there; on an error it is left for the caller to swap back.
-    pub fn keep_swapped(&self, parent: &Dir, tmp: &str, version: Option<&Version>) -> Result<Kept> {
-        let mut inner = crate::sync::lock(&self.inner);
-        inner
-            .store
-            .keep_swapped(parent, tmp, version)
-            .map_err(|e| self.unavailable(&e))
-    }
-
-    /// Keeps a copy of the file `leaf` in `parent`, before it is replaced by
-    /// a plain rename.
-    pub fn keep_copy(&self, parent: &Dir, leaf: &str) -> Result<Kept> {
-        let mut inner = crate::sync::lock(&self.inner);
-        inner
-            .store
-            .keep_copy(parent, leaf)
-            .map_err(|e| self.unavailable(&e))
-    }
-
     fn unavailable(&self, e: &std::io::Error) -> Error {
         Error::JournalUnavailable {
             why: self.fail(format!(
@@ -191,7 +189,13 @@ impl Journal {
 
     /// Records a replaced file; `parent`, the directory it is in, is synced
     /// with the record.
-    pub fn record_replace(&self, at: Loc, kept: Kept, after: &Version, parent: &Dir) -> Result<()> {
+    fn record_replace(
+        &self,
+        at: Loc,
+        kept: Kept,
+        after: &Version,
+        parent: Option<&Dir>,
+    ) -> Result<()> {
         let stored = kept.object.is_some();
         let change = Change {
             op: Op::Replace,
@@ -201,22 +205,22 @@ impl Journal {
             after: Some(after.as_str().to_owned()),
             ..blank(at)
         };
-        self.record(change, kept.evicted, stored, Some(parent))
+        self.record(change, kept.evicted, stored, parent)
     }
 
     /// Records a file created (it did not exist before); `parent` as for
     /// [`Journal::record_replace`].
-    pub fn record_create(&self, at: Loc, after: Option<&Version>, parent: &Dir) -> Result<()> {
+    fn record_create(&self, at: Loc, after: Option<&Version>, parent: Option<&Dir>) -> Result<()> {
         let change = Change {
             op: Op::Create,
             after: after.map(|v| v.as_str().to_owned()),
             ..blank(at)
         };
-        self.record(change, Vec::new(), false, Some(parent))
+        self.record(change, Vec::new(), false, parent)
     }
 
     /// Records an append to an existing file of `size_before` bytes.
-    pub fn record_append(&self, at: Loc, size_before: u64, after: Option<&Version>) -> Result<()> {
+    fn record_append(&self, at: Loc, size_before: u64, after: Option<&Version>) -> Result<()> {
         let change = Change {
             op: Op::Append,
             size_before: Some(size_before),
@@ -228,7 +232,7 @@ impl Journal {
 
     /// Records a move of what is now at `to` (a file of version `after`,
     /// or a directory; `id` is its device and inode).
-    pub fn record_move(
+    fn record_move(
         &self,
         from: Loc,
         to: Loc,

@@ -475,7 +475,7 @@ fn undo(
                 },
                 _ => Guard::None,
             };
-            dest.replace(&object, guard, &crate::audit::Noting::OFF)
+            dest.replace(&object, guard, &crate::fs::record::Recorders::NONE)
                 .map_err(|e| e.to_string())?;
             Ok(format!("restored {}", c.at.shown()))
         }

@@ -18,6 +18,7 @@ pub const TOOL: Tool = Tool {
     description: "Append content to a file exactly as given (no newline added), creating it if missing; keeps its permissions and identity.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::Text,
     plan: Plan::append,
     notes: Notes {

@@ -17,6 +17,7 @@ pub const TOOL: Tool = Tool {
     description: "Copy a regular file to a new path, keeping its mode and mtime; fails if the destination exists.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
+    paths: &["source", "destination"],
     output: OutputKind::Text,
     plan: Plan::small,
     notes: Notes::NONE,
@@ -55,7 +56,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         readers: super::version_readers(),
     };
     let max = ctx.limits.max_copy_bytes;
-    copy::copy(&s, &d, &cond, max, &ctx.cancel, &ctx.io.note)?;
+    copy::copy(&s, &d, &cond, max, &ctx.cancel, &ctx.io.recorder)?;
     Ok(Output::Text(format!(
         "Successfully copied {} to {}",
         p.source, p.destination
