@@ -260,7 +260,7 @@ impl Audit {
 
     /// Records one call; returns whether the record was written (and, for
     /// a change, synced).
-    pub fn record(&self, call: Call<'_>) -> bool {
+    pub fn record(&self, call: CallRecord<'_>) -> bool {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         let client = crate::sync::lock(&self.client).clone();
         let mut rec = json!({
@@ -302,7 +302,7 @@ impl Audit {
 
 /// One call, for its record.
 #[derive(Debug)]
-pub struct Call<'a> {
+pub struct CallRecord<'a> {
     /// The tool.
     pub tool: &'a str,
     /// Each path argument: `{"given": …, "canonical": …}` (canonical: the

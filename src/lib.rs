@@ -43,15 +43,15 @@ pub mod audit;
 pub mod cli;
 pub mod error;
 pub mod fs;
-#[cfg(test)]
-mod globals;
 pub mod journal;
 pub mod limits;
+#[cfg(test)]
+mod lints;
 pub mod log;
 pub mod mcp;
-pub mod memory;
 pub mod policy;
 pub mod progress;
+pub mod reply_budget;
 pub mod rules;
 pub mod run;
 pub mod sync;

@@ -256,11 +256,11 @@ fn read_opened(io: &Io, file: File, size: u64, given: &str, limit: u64) -> Resul
 }
 
 /// The bytes of an open file that the call's reply budget covers
-/// ([`crate::memory`]): its size when it was opened, grown before more is
+/// ([`crate::reply_budget`]): its size when it was opened, grown before more is
 /// held. A file can hold more than its size at open (a log appended to
 /// meanwhile); each byte past the size is covered before it is kept.
 struct Covered<'a> {
-    grant: &'a dyn crate::memory::Grant,
+    grant: &'a dyn crate::reply_budget::Grant,
     bytes: u64,
 }
 
@@ -275,7 +275,7 @@ impl<'a> Covered<'a> {
 
     /// Covers `total` bytes held (asking for at least a chunk more at a
     /// time), waiting for the budget like
-    /// [`crate::memory::Grant::file_opened`].
+    /// [`crate::reply_budget::Grant::file_opened`].
     fn cover(&mut self, total: u64) -> Result<()> {
         if total <= self.bytes {
             return Ok(());
@@ -294,7 +294,7 @@ mod tests {
     /// A file that grows after it was opened (and measured) is covered by
     /// the call's reply budget before its bytes are held: the grant asked
     /// for is at least what each reader returns (for a numbered range, the
-    /// text it holds: [`crate::memory::Grant::will_hold`]).
+    /// text it holds: [`crate::reply_budget::Grant::will_hold`]).
     #[test]
     fn bytes_past_the_size_at_open_are_covered_before_they_are_held() {
         use std::io::Write as _;
@@ -308,7 +308,7 @@ mod tests {
             text: Mutex<u64>,
             grown: Mutex<bool>,
         }
-        impl crate::memory::Grant for Growing {
+        impl crate::reply_budget::Grant for Growing {
             fn file_opened(&self, bytes: u64) -> Result<()> {
                 *lock(&self.granted) += bytes;
                 let mut grown = lock(&self.grown);

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use crate::fs::record::Recorders;
-use crate::memory::{Grant, Unbudgeted};
+use crate::reply_budget::{Grant, Unbudgeted};
 
 /// What one call's reads and writes report to, and reuse.
 pub struct Io {

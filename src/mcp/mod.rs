@@ -20,7 +20,7 @@
 pub mod call;
 pub mod era;
 pub mod flow;
-pub mod framing;
+pub mod lines;
 pub mod out;
 pub mod reply;
 pub mod roots;

@@ -34,7 +34,7 @@ use super::flow::{CallBudget, Flow, Reservation};
 use super::reply;
 use super::roots::ClientRoots;
 use super::workers::Workers;
-use crate::audit::{Audit, Call, Noting};
+use crate::audit::{Audit, CallRecord, Noting};
 use crate::error::Error;
 use crate::fs::io::{Io, Spare};
 use crate::fs::record::{Recorder, Recorders};
@@ -220,7 +220,7 @@ impl Server {
     /// Runs an admitted call of `tool` on this thread (a filesystem
     /// worker), against a snapshot of the roots taken now, holding the
     /// reply budget `reserved` (grown as the tool opens files: the grant is
-    /// in the call's [`Io`], see [`crate::memory`]). Returns the result and
+    /// in the call's [`Io`], see [`crate::reply_budget`]). Returns the result and
     /// the budget held at the end. A panic inside the tool becomes an
     /// `isError` result for this call only.
     pub(super) fn execute(
@@ -349,7 +349,7 @@ fn audited(
         .map(|(g, canonical)| json!({"given": g, "canonical": canonical}))
         .collect();
     let mutation = tool.capability == tools::Capability::Write;
-    let written = audit.record(Call {
+    let written = audit.record(CallRecord {
         tool: tool.name,
         paths,
         outcome: if result.is_ok() { "ok" } else { "error" },

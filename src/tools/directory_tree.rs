@@ -129,7 +129,7 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
             .map(|c| crate::fs::cursor::Cursor::decode(&c, &bind))
             .transpose()?;
         let depth = limits.depth();
-        let call = page::Call {
+        let call = page::PageCall {
             start: &dir,
             limits: &limits,
             excludes: &excludes,

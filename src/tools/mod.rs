@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::fs::scope::Snapshot;
 use crate::limits::Limits;
-pub use crate::memory::Plan;
 pub use crate::progress::Progress;
+pub use crate::reply_budget::Plan;
 pub use notes::{Bound, Notes};
 
 pub mod append_file;
@@ -33,8 +33,6 @@ pub mod create_directory;
 pub mod directory_tree;
 pub mod edit_file;
 pub mod get_file_info;
-#[cfg(test)]
-pub(crate) mod lint;
 pub mod list_allowed_directories;
 pub mod list_directory;
 pub mod list_directory_with_sizes;

@@ -175,7 +175,7 @@ pub fn read_range(
 /// can make more text than the share of the reply budget a read of the
 /// file took when it was opened (eight bytes per byte, for four): before a
 /// byte is read, the call's share is made to cover the most text this file
-/// can make ([`lines::text_most`], [`crate::memory::Grant::will_hold`]),
+/// can make ([`lines::text_most`], [`crate::reply_budget::Grant::will_hold`]),
 /// and the text's capacity is kept within it. Bytes a file gained after it
 /// was opened are covered as their text is held.
 #[allow(clippy::too_many_arguments)]
