@@ -173,7 +173,8 @@ fn path_rules(
             shown.push(d);
             mine.push(rule);
         }
-        root.rules = if mine.len() == rules.len() {
+        // git rules are a root's own (src/fs/gitdirs): with them, no sharing.
+        root.rules = if mine.len() == rules.len() && spec.no_default {
             match &shared {
                 Some(r) => r.clone(),
                 None => shared
@@ -183,6 +184,14 @@ fn path_rules(
         } else {
             std::sync::Arc::new(Rules::new(mine)?)
         };
+    }
+    // git: what each root's repositories make git run or obey, read-only
+    // with the built-in set (src/fs/gitdirs).
+    if !spec.no_default {
+        let allow: Vec<&str> = args.allow_path.iter().map(String::as_str).collect();
+        for root in opened.iter() {
+            shown.extend(crate::fs::gitdirs::install(root, &allow));
+        }
     }
     if let Some(i) = used.iter().position(|u| !u) {
         return Err(format!(

@@ -22,6 +22,7 @@ pub mod canon;
 pub mod copy;
 pub mod cursor;
 pub mod file;
+pub mod gitdirs;
 pub mod ifmatch;
 pub mod io;
 pub mod mkdir;

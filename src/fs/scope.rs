@@ -206,6 +206,11 @@ impl Snapshot {
         if self.intent == Intent::Read && self.one_call && !t.root.rules.hides_any() {
             return Ok(t);
         }
+        // git: a call that may write sees the repositories as they are now
+        // (src/fs/gitdirs).
+        if self.intent != Intent::Read {
+            t.root.rules.git().refresh();
+        }
         walk_rules(&mut t, last)?;
         Ok(t)
     }

@@ -20,6 +20,8 @@
 //! May touch: nothing (no I/O).
 
 pub mod config;
+pub mod git;
+pub mod gitconfig;
 mod lits;
 mod needles;
 mod quick;
@@ -94,6 +96,8 @@ pub struct Rules {
     case_insensitive: bool,
     /// The walks' first look at the hide rules.
     quick: Quick,
+    /// What the root's repositories make git run or obey (`rules::git`).
+    git: git::GitRules,
 }
 
 /// The rules of one effect: one gitignore matcher for every glob, and the
@@ -387,7 +391,22 @@ impl Rules {
         if both(&self.read_only_default) && self.default_protects(path, is_dir) {
             return Effect::ReadOnly;
         }
+        // git: what the root's repositories make git run or obey.
+        if self.git.protects(path, is_dir, self.case_insensitive) {
+            return Effect::ReadOnly;
+        }
         Effect::None
+    }
+
+    /// The git rules of this root (`rules::git`): installed at startup,
+    /// refreshed before a write resolves.
+    pub fn git(&self) -> &git::GitRules {
+        &self.git
+    }
+
+    /// Whether names are matched without regard to ASCII case.
+    pub fn folds_case(&self) -> bool {
+        self.case_insensitive
     }
 
     /// Whether a built-in protection holds at `path` once the exemptions

@@ -6,4 +6,5 @@ mod aliases;
 mod cases;
 mod exempt;
 mod flags;
+mod git;
 mod links;
