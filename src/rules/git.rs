@@ -68,6 +68,19 @@ impl GitPaths {
     }
 }
 
+impl super::Rules {
+    /// The git rules of this root: installed at startup, refreshed before
+    /// a write resolves.
+    pub fn git(&self) -> &GitRules {
+        &self.git
+    }
+
+    /// Whether names are matched without regard to ASCII case.
+    pub fn folds_case(&self) -> bool {
+        self.case_insensitive
+    }
+}
+
 /// Reads a root's repositories again when something they were read from
 /// changed.
 pub trait Watch: Send + Sync + std::fmt::Debug {

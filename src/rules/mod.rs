@@ -398,17 +398,6 @@ impl Rules {
         Effect::None
     }
 
-    /// The git rules of this root (`rules::git`): installed at startup,
-    /// refreshed before a write resolves.
-    pub fn git(&self) -> &git::GitRules {
-        &self.git
-    }
-
-    /// Whether names are matched without regard to ASCII case.
-    pub fn folds_case(&self) -> bool {
-        self.case_insensitive
-    }
-
     /// Whether a built-in protection holds at `path` once the exemptions
     /// are weighed: the path's prefixes are taken from the root down, a
     /// built-in rule matching one protects it and what is beneath, and an

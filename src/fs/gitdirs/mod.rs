@@ -29,6 +29,7 @@ mod repo;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, MetadataExt};
 
 use crate::limits::{MAX_GIT_REPOS, MAX_GIT_SCAN_DEPTH, MAX_GIT_SCAN_DIRS, MAX_GIT_SCAN_ENTRIES};
@@ -159,6 +160,9 @@ fn discover(place: &Place) -> (GitPaths, Vec<Watched>) {
     let mut r = repo::Reader::new(place);
     // `git init` at the top is seen at the next write.
     r.watch_as(".git", Look::Identity);
+    // The tests reach the bounds through these (debug builds only).
+    let max_dirs = crate::limits::debug_bound("TULS_DEBUG_GIT_SCAN_DIRS", |n| n, MAX_GIT_SCAN_DIRS);
+    let max_repos = crate::limits::debug_bound("TULS_DEBUG_GIT_REPOS", |n| n, MAX_GIT_REPOS);
     let mut queue = VecDeque::from([(String::new(), 0usize)]);
     let (mut dirs, mut entries, mut repos) = (0usize, 0usize, 0usize);
     let name_is_git = |n: &str| {
@@ -168,10 +172,10 @@ fn discover(place: &Place) -> (GitPaths, Vec<Watched>) {
             n == ".git"
         }
     };
-    'walk: while let Some((rel, depth)) = queue.pop_front() {
-        if dirs == MAX_GIT_SCAN_DIRS {
+    while let Some((rel, depth)) = queue.pop_front() {
+        if dirs == max_dirs {
             tracing::warn!(
-                "git: searched {MAX_GIT_SCAN_DIRS} directories of '{}' for repositories and \
+                "git: searched {max_dirs} directories of '{}' for repositories and \
                  stopped (MAX_GIT_SCAN_DIRS); a repository beyond them is not read: its .git \
                  stays read-only, but a hooks path, included config or git directory it names \
                  elsewhere in the root is not protected",
@@ -180,38 +184,40 @@ fn discover(place: &Place) -> (GitPaths, Vec<Watched>) {
             break;
         }
         dirs += 1;
-        let list = if rel.is_empty() {
-            place.dir.entries()
-        } else {
-            place.dir.read_dir(&rel)
+        // One open beneath the root (no link followed) and the walk
+        // engine's one-buffer listing, sorted by name.
+        let Some(fd) = open_listable(&place.dir, &rel) else {
+            continue;
         };
-        let Ok(list) = list else { continue };
+        let left = MAX_GIT_SCAN_ENTRIES.saturating_sub(entries);
+        let Ok((list, cut)) = crate::fs::walk::read_entries_fd(&fd, false, left, "") else {
+            continue;
+        };
+        entries += list.len();
         let mut found = false;
-        for e in list.flatten() {
-            entries += 1;
-            if entries > MAX_GIT_SCAN_ENTRIES {
-                tracing::warn!(
-                    "git: looked at {MAX_GIT_SCAN_ENTRIES} entries of '{}' for repositories and \
-                     stopped (MAX_GIT_SCAN_ENTRIES); repositories beyond them are not read",
-                    place.show("")
-                );
-                break 'walk;
-            }
-            let name = e.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if name_is_git(name) {
-                found = true;
+        for e in list {
+            if e.raw.is_some() {
                 continue;
             }
-            if depth < MAX_GIT_SCAN_DEPTH && e.file_type().is_ok_and(|t| t.is_dir()) {
-                queue.push_back((join(&rel, name), depth + 1));
+            if name_is_git(&e.name) {
+                found = true;
+            } else if depth < MAX_GIT_SCAN_DEPTH && e.kind == crate::fs::walk::Kind::Dir {
+                queue.push_back((join(&rel, &e.name), depth + 1));
             }
+        }
+        if cut {
+            tracing::warn!(
+                "git: looked at {MAX_GIT_SCAN_ENTRIES} entries of '{}' for repositories and \
+                 stopped (MAX_GIT_SCAN_ENTRIES); repositories beyond them are not read",
+                place.show("")
+            );
+            queue.clear();
         }
         if found {
             repos += 1;
-            if repos > MAX_GIT_REPOS {
+            if repos > max_repos {
                 tracing::warn!(
-                    "git: more than {MAX_GIT_REPOS} repositories in '{}' (MAX_GIT_REPOS); the \
+                    "git: more than {max_repos} repositories in '{}' (MAX_GIT_REPOS); the \
                      others are not read",
                     place.show("")
                 );
@@ -221,6 +227,33 @@ fn discover(place: &Place) -> (GitPaths, Vec<Watched>) {
         }
     }
     r.finish()
+}
+
+/// The directory `rel` beneath `dir`, opened for listing (its own file
+/// offset), no link followed on the way: one `openat2` beneath the root
+/// where the kernel has it, else the parent through cap-std and the leaf
+/// `O_NOFOLLOW` from it.
+fn open_listable(dir: &Dir, rel: &str) -> Option<rustix::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if rel.is_empty() {
+        return rustix::fs::openat(dir, ".", flags, Mode::empty()).ok();
+    }
+    #[cfg(all(target_os = "linux", not(feature = "portable")))]
+    {
+        use rustix::fs::ResolveFlags;
+        let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        if let Ok(fd) = rustix::fs::openat2(dir, rel, flags, Mode::empty(), how) {
+            return Some(fd);
+        }
+    }
+    match rel.rsplit_once('/') {
+        Some((parent, leaf)) => {
+            let parent = dir.open_dir_nofollow(parent).ok()?;
+            rustix::fs::openat(&parent, leaf, flags, Mode::empty()).ok()
+        }
+        None => rustix::fs::openat(dir, rel, flags, Mode::empty()).ok(),
+    }
 }
 
 /// `rel` and `name` joined by `/` ("" is the root).

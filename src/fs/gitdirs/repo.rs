@@ -10,7 +10,8 @@
 //! [`MAX_GIT_INCLUDE_DEPTH`] deep and [`MAX_GIT_INCLUDES`] per search),
 //! each `core.hooksPath` (relative to `top`, where hooks run; every value
 //! seen, not only the last), and the in-root targets of hooks that are
-//! links. Each becomes a path of [`GitPaths`] at its physical in-root
+//! links and of the links a git directory holds (`.git/hooks ->
+//! ../shared-hooks`). Each becomes a path of [`GitPaths`] at its physical in-root
 //! location (links followed within the root, `..` after them, as the
 //! kernel opens it) and, where it differs, as spelled, so that moving or
 //! replacing a link on the way is refused too.
@@ -154,9 +155,45 @@ impl<'a> Reader<'a> {
             },
             None => gitdir.clone(),
         };
+        // What a git directory holds as links (Android `repo` checkouts
+        // link `hooks`, `config`, `objects` into the tree): their targets.
+        self.links_in(&gitdir);
+        if common != gitdir {
+            self.links_in(&common);
+        }
         self.config(&join(&common, "config"), top, 0);
         self.config(&join(&gitdir, "config.worktree"), top, 0);
         self.hooks(&join(&common, "hooks"), None);
+    }
+
+    /// Protects the in-root target of each link directly in the git
+    /// directory `raw`, whole.
+    fn links_in(&mut self, raw: &str) {
+        let Some(real) = self.canonical(raw) else {
+            return;
+        };
+        let list = if real.is_empty() {
+            self.place.dir.entries()
+        } else {
+            self.place.dir.read_dir(&real)
+        };
+        let Ok(list) = list else { return };
+        for (i, e) in list.flatten().enumerate() {
+            if i >= MAX_GIT_HOOK_ENTRIES {
+                tracing::warn!(
+                    "git: more than {MAX_GIT_HOOK_ENTRIES} entries in {} \
+                     (MAX_GIT_HOOK_ENTRIES); links among the others are not followed",
+                    self.place.show(raw)
+                );
+                break;
+            }
+            let name = e.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                let src = format!("git: {} link", self.place.show(&join(raw, name)));
+                self.protect_target(&join(&real, name), true, &src);
+            }
+        }
     }
 
     /// Reads the config at `raw` (as spelled) for the repository at `top`,

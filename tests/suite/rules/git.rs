@@ -328,3 +328,106 @@ fn print_config_names_what_git_obeys_with_its_source() {
     );
     assert!(!out.stdout.contains("\"git\""), "{}", out.stdout);
 }
+
+/// `--print-config` of `root` with `env` set: the git rules' patterns and
+/// stderr.
+fn git_patterns(root: &Path, env: &[(&str, &str)]) -> (Vec<String>, String) {
+    let out = std::process::Command::new(crate::util::bin())
+        .args([std::ffi::OsStr::new("filesystem"), root.as_os_str()])
+        .arg("--print-config")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run tuls");
+    assert!(out.status.success(), "{out:?}");
+    let config: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let patterns = config["pathRules"]
+        .as_array()
+        .expect("pathRules")
+        .iter()
+        .filter(|r| r["id"] == "git")
+        .filter_map(|r| r["pattern"].as_str().map(str::to_owned))
+        .collect();
+    (patterns, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The search's bounds, at the limit and one past it: directories searched
+/// (breadth first: `a` at depth 1 before `b/c` at depth 2) and
+/// repositories read; past each, a warning names the limit.
+#[test]
+fn the_search_for_repositories_is_bounded() {
+    let env = TestEnv::new();
+    for top in ["a", "b/c"] {
+        std::fs::create_dir_all(env.path(top)).expect("mkdir");
+        git(&env.path(top), &["init", "-q"]);
+        git(&env.path(top), &["config", "core.hooksPath", "hooks"]);
+    }
+    let root = env.root();
+    let (all, err) = git_patterns(&root, &[]);
+    assert!(
+        all.contains(&"/a/hooks".to_owned()) && all.contains(&"/b/c/hooks".to_owned()),
+        "{all:?}"
+    );
+    assert!(!err.contains("MAX_GIT"), "{err}");
+    // Directories: the root, a and b are 3; b/c is the 4th.
+    let (p, err) = git_patterns(&root, &[("TULS_DEBUG_GIT_SCAN_DIRS", "4")]);
+    assert_eq!(p, all, "at the directory limit");
+    assert!(!err.contains("MAX_GIT_SCAN_DIRS"), "{err}");
+    let (p, err) = git_patterns(&root, &[("TULS_DEBUG_GIT_SCAN_DIRS", "3")]);
+    assert_eq!(p, ["/a/hooks"], "past the directory limit");
+    assert!(err.contains("MAX_GIT_SCAN_DIRS"), "{err}");
+    let (p, err) = git_patterns(&root, &[("TULS_DEBUG_GIT_REPOS", "2")]);
+    assert_eq!(p, all, "at the repository limit");
+    assert!(!err.contains("MAX_GIT_REPOS"), "{err}");
+    let (p, err) = git_patterns(&root, &[("TULS_DEBUG_GIT_REPOS", "1")]);
+    assert_eq!(p, ["/a/hooks"], "past the repository limit");
+    assert!(err.contains("MAX_GIT_REPOS"), "{err}");
+}
+
+/// Includes are followed 10 deep, as git follows them: the 11th config
+/// named is protected but not read, so the 12th is not protected.
+#[test]
+fn includes_are_followed_as_deep_as_git_follows_them() {
+    let env = TestEnv::new();
+    let root = env.root();
+    git(&root, &["init", "-q"]);
+    git(&root, &["config", "include.path", "../i1"]);
+    for i in 1..=11 {
+        env.write(format!("i{i}"), format!("[include]\n\tpath = i{}\n", i + 1));
+    }
+    let (p, err) = git_patterns(&root, &[]);
+    for i in 1..=11 {
+        assert!(p.contains(&format!("/i{i}")), "i{i}: {p:?}");
+    }
+    assert!(!p.contains(&"/i12".to_owned()), "{p:?}");
+    assert!(err.contains("MAX_GIT_INCLUDE_DEPTH"), "{err}");
+}
+
+/// Android `repo` checkouts: `.git/hooks` and `.git/config` are links into
+/// the tree. Written under their own names, they are git's hooks and
+/// config all the same.
+#[test]
+fn what_a_git_directory_links_to_is_read_only_under_its_own_name() {
+    let env = TestEnv::new();
+    let root = env.root();
+    git(&root, &["init", "-q"]);
+    std::fs::rename(env.path(".git/hooks"), env.path("shared-hooks")).expect("move hooks");
+    env.symlink("../shared-hooks", ".git/hooks");
+    std::fs::rename(env.path(".git/config"), env.path("shared-config")).expect("move config");
+    env.symlink("../shared-config", ".git/config");
+    benign_hook(&env, "shared-hooks/pre-commit");
+    env.write("scratch.txt", "scratch\n");
+    let marker = env.outside().join("hook-ran");
+    let s = Server::start(&args![env.root()]);
+    assert_unwritable(&s, &env, "shared-hooks/pre-commit", &hook(&marker));
+    assert_unwritable(&s, &env, "shared-config", &fsmonitor(&marker));
+    let (ran, out) = commit_runs(&root, &marker);
+    assert!(!ran, "git ran the agent's code: {out}");
+    let open = Server::start(&args![env.root(), "--no-default-protection"]);
+    open.call(
+        "write_file",
+        json!({"path": "shared-hooks/pre-commit", "content": hook(&marker)}),
+    )
+    .assert_ok();
+    let (ran, out) = commit_runs(&root, &marker);
+    assert!(ran, "the control hook did not run: {out}");
+}
