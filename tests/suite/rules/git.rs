@@ -85,6 +85,16 @@ fn a_hooks_path_in_the_tree_is_read_only() {
     .assert_ok();
     let (ran, out) = commit_runs(&root, &marker);
     assert!(ran, "the control hook did not run: {out}");
+    // The operator's --allow-path lifts it where it matches, and only
+    // there: the rest of the built-in set holds.
+    let lifted = Server::start(&args![env.root(), "--allow-path", "/.githooks"]);
+    lifted
+        .call(
+            "write_file",
+            json!({"path": ".githooks/pre-commit", "content": "#!/bin/sh\nexit 0\n"}),
+        )
+        .assert_ok();
+    assert_unwritable(&lifted, &env, ".git/config", "x");
 }
 
 #[test]
