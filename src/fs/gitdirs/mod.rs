@@ -21,7 +21,7 @@
 //! it lies beneath one of the root's own spellings; anything else is
 //! outside, where tuls cannot write, and is not protected. Files are opened
 //! `O_NONBLOCK` and read only when regular, at most
-//! [`MAX_GIT_CONFIG_BYTES`].
+//! [`crate::limits::MAX_GIT_CONFIG_BYTES`].
 //! May touch: the root `Dir` handles, for reading.
 
 mod repo;
