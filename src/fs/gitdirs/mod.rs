@@ -232,27 +232,50 @@ fn discover(place: &Place) -> (GitPaths, Vec<Watched>) {
 /// The directory `rel` beneath `dir`, opened for listing (its own file
 /// offset), no link followed on the way: one `openat2` beneath the root
 /// where the kernel has it, else the parent through cap-std and the leaf
-/// `O_NOFOLLOW` from it.
+/// `O_NOFOLLOW` from it. `O_NOATIME` where the kernel allows it (the
+/// directory is ours): the search leaves the directories' access times as
+/// they were.
 fn open_listable(dir: &Dir, rel: &str) -> Option<rustix::fd::OwnedFd> {
-    use rustix::fs::{Mode, OFlags};
+    use rustix::fs::OFlags;
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    match open_beneath(dir, rel, flags | OFlags::NOATIME) {
+        Err(rustix::io::Errno::PERM) => {}
+        r => return r.ok(),
+    }
+    open_beneath(dir, rel, flags).ok()
+}
+
+/// [`open_listable`] with `flags`.
+fn open_beneath(
+    dir: &Dir,
+    rel: &str,
+    flags: rustix::fs::OFlags,
+) -> rustix::io::Result<rustix::fd::OwnedFd> {
+    use rustix::fs::Mode;
     if rel.is_empty() {
-        return rustix::fs::openat(dir, ".", flags, Mode::empty()).ok();
+        return rustix::fs::openat(dir, ".", flags, Mode::empty());
     }
     #[cfg(all(target_os = "linux", not(feature = "portable")))]
     {
         use rustix::fs::ResolveFlags;
         let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        if let Ok(fd) = rustix::fs::openat2(dir, rel, flags, Mode::empty(), how) {
-            return Some(fd);
+        // Anything but a plain answer (ENOSYS, a seccomp filter's EPERM,
+        // EXDEV, ELOOP) takes the portable way, which says it again.
+        let r = rustix::fs::openat2(dir, rel, flags, Mode::empty(), how);
+        if let Ok(_) | Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) = r {
+            return r;
         }
     }
     match rel.rsplit_once('/') {
         Some((parent, leaf)) => {
-            let parent = dir.open_dir_nofollow(parent).ok()?;
-            rustix::fs::openat(&parent, leaf, flags, Mode::empty()).ok()
+            let parent = dir.open_dir_nofollow(parent).map_err(|e| {
+                e.raw_os_error()
+                    .map_or(rustix::io::Errno::IO, rustix::io::Errno::from_raw_os_error)
+            })?;
+            rustix::fs::openat(&parent, leaf, flags, Mode::empty())
         }
-        None => rustix::fs::openat(dir, rel, flags, Mode::empty()).ok(),
+        None => rustix::fs::openat(dir, rel, flags, Mode::empty()),
     }
 }
 
