@@ -106,6 +106,39 @@ pub const MAX_RESOLVE_DEPTH: usize = 1024;
 /// `MAXSYMLINKS`): in-root symlinks are followed by tuls itself.
 pub const MAX_SYMLINK_HOPS: usize = 40;
 
+// --- git: what the repositories in a root make git run or obey
+// (src/fs/gitdirs). Past each, a warning names the limit and what is
+// left unprotected; the `.git` entries themselves stay read-only by the
+// built-in rule.
+
+/// Repositories (`.git` entries) read in one root.
+pub const MAX_GIT_REPOS: usize = 256;
+
+/// Directories searched for `.git` entries in one root, breadth first
+/// from its top: four system calls each, about 12 ms for a 10,000-file
+/// tree of 1,111 directories and 85 ms at this limit (a 100,000-file
+/// tree), on a shared 2-core machine (docs/path-rules.md).
+pub const MAX_GIT_SCAN_DIRS: usize = 10_000;
+
+/// Directory entries looked at in that search.
+pub const MAX_GIT_SCAN_ENTRIES: usize = 200_000;
+
+/// How deep beneath a root the search for `.git` entries goes.
+pub const MAX_GIT_SCAN_DEPTH: usize = 16;
+
+/// Bytes of one git config (or `.git` file, `commondir`) read.
+pub const MAX_GIT_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// Configs included (`include.path`, `includeIf.*.path`) read in one
+/// search of a root.
+pub const MAX_GIT_INCLUDES: usize = 64;
+
+/// How deep includes are followed (git's own limit is 10).
+pub const MAX_GIT_INCLUDE_DEPTH: usize = 10;
+
+/// Entries of one git or hooks directory looked at for links.
+pub const MAX_GIT_HOOK_ENTRIES: usize = 1024;
+
 /// Bytes of one extended-attribute list or value copied onto a replaced
 /// file (Linux's own `XATTR_LIST_MAX` and `XATTR_SIZE_MAX`).
 pub const MAX_XATTR_BYTES: usize = 64 * 1024;

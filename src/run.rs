@@ -182,7 +182,8 @@ fn path_rules(
             mine.push(rule);
         }
         own.push(mine.clone());
-        root.rules = if mine.len() == rules.len() {
+        // git rules are a root's own (src/fs/gitdirs): with them, no sharing.
+        root.rules = if mine.len() == rules.len() && spec.no_default {
             match &shared {
                 Some(r) => r.clone(),
                 None => shared
@@ -194,6 +195,14 @@ fn path_rules(
         };
     }
     nest(opened, own)?;
+    // git: what each root's repositories make git run or obey, read-only
+    // with the built-in set (src/fs/gitdirs).
+    if !spec.no_default {
+        let allow: Vec<&str> = args.allow_path.iter().map(String::as_str).collect();
+        for root in opened.iter() {
+            shown.extend(crate::fs::gitdirs::install(root, &allow));
+        }
+    }
     if let Some(i) = used.iter().position(|u| !u) {
         return Err(format!(
             "--read-only-dir '{}' is not inside any allowed directory",

@@ -24,6 +24,7 @@ pub mod atomic;
 pub mod copy;
 pub mod cursor;
 pub mod file;
+pub mod gitdirs;
 pub mod ifmatch;
 pub mod io;
 pub mod mkdir;

@@ -222,6 +222,11 @@ impl Snapshot {
         if self.intent == Intent::Read && self.one_call && !t.root.rules.hides_any() && !noted {
             return Ok(t);
         }
+        // git: a call that may write sees the repositories as they are now
+        // (src/fs/gitdirs).
+        if self.intent != Intent::Read {
+            t.root.rules.git().refresh();
+        }
         walk(&mut t, last)?;
         if noted {
             self.recorder

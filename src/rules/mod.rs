@@ -22,6 +22,8 @@
 pub mod config;
 mod defaults;
 mod lint;
+pub mod git;
+pub mod gitconfig;
 mod lits;
 mod needles;
 mod quick;
@@ -100,6 +102,8 @@ pub struct Rules {
     /// or lie inside it (`tuls filesystem /r /r/sub`): a path is matched
     /// against the rules of every operator directory that contains it.
     others: Vec<(std::sync::Arc<Rules>, Relation)>,
+    /// What the root's repositories make git run or obey (`rules::git`).
+    git: git::GitRules,
 }
 
 /// Where another operator directory lies from this one.
@@ -433,6 +437,10 @@ impl Rules {
             return Effect::ReadOnly;
         }
         if both(&self.read_only_default) && self.default_protects(path, is_dir) {
+            return Effect::ReadOnly;
+        }
+        // git: what the root's repositories make git run or obey.
+        if self.git.protects(path, is_dir, self.case_insensitive) {
             return Effect::ReadOnly;
         }
         Effect::None

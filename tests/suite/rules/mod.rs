@@ -7,6 +7,7 @@ mod cases;
 mod exempt;
 mod flags;
 mod homes;
+mod git;
 mod links;
 mod nested;
 mod twin;
