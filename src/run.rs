@@ -199,8 +199,13 @@ fn path_rules(
     // with the built-in set (src/fs/gitdirs).
     if !spec.no_default {
         let allow: Vec<&str> = args.allow_path.iter().map(String::as_str).collect();
+        let obeyed = std::sync::Arc::new(Rules::new(rules.clone())?);
         for root in opened.iter() {
-            shown.extend(crate::fs::gitdirs::install(root, &allow));
+            shown.extend(crate::fs::gitdirs::install(
+                root,
+                &allow,
+                Some(obeyed.clone()),
+            ));
         }
     }
     if let Some(i) = used.iter().position(|u| !u) {

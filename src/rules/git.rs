@@ -35,6 +35,12 @@ pub struct GitRule {
 pub struct GitPaths {
     /// Each path once, in the order found.
     pub rules: Vec<GitRule>,
+    /// Symlinks at paths the rules hide or protect, each with the
+    /// canonical in-root path it leads to: `(target, link)`. A path at or
+    /// beneath a target is also matched as the link's path with the rest
+    /// after it (`config/mcp.json` as `.mcp.json`), since the program that
+    /// obeys the link's name reads the target.
+    pub links: Vec<(String, String)>,
 }
 
 impl GitPaths {
@@ -49,6 +55,13 @@ impl GitPaths {
             whole,
             source: source.to_owned(),
         });
+    }
+
+    /// Records that the link at `link` leads to `target` (once).
+    pub fn link(&mut self, target: String, link: String) {
+        if !self.links.iter().any(|(t, l)| *t == target && *l == link) {
+            self.links.push((target, link));
+        }
     }
 
     /// The rules covering `path`, with where each one's path ends in it.
@@ -122,7 +135,10 @@ impl GitRules {
     }
 
     fn set(&self, paths: GitPaths) {
-        self.any.store(!paths.rules.is_empty(), Ordering::Release);
+        self.any.store(
+            !paths.rules.is_empty() || !paths.links.is_empty(),
+            Ordering::Release,
+        );
         *crate::sync::write(&self.paths) = Arc::new(paths);
     }
 
@@ -142,6 +158,31 @@ impl GitRules {
             );
             self.set(paths);
         }
+    }
+
+    /// The other names of `path` through the links that lead to it or to
+    /// a directory above it ([`GitPaths::links`]): each link's path with
+    /// the rest of `path` after the target.
+    pub fn link_names(&self, path: &str, fold: bool) -> Vec<String> {
+        if !self.any.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        let paths = self.current();
+        paths
+            .links
+            .iter()
+            .filter_map(|(target, link)| {
+                let head = path.get(..target.len())?;
+                let same = if fold {
+                    head.eq_ignore_ascii_case(target)
+                } else {
+                    head == target
+                };
+                let rest = &path[target.len()..];
+                (same && (rest.is_empty() || rest.starts_with('/')))
+                    .then(|| format!("{link}{rest}"))
+            })
+            .collect()
     }
 
     /// Whether a git path covers `path` (not lifted by `--allow-path`).

@@ -21,9 +21,9 @@
 
 pub mod config;
 mod defaults;
-mod lint;
 pub mod git;
 pub mod gitconfig;
+mod lint;
 mod lits;
 mod needles;
 mod quick;
@@ -427,8 +427,19 @@ impl Rules {
             .fold(self.own_effect(path, is_dir), Effect::max)
     }
 
-    /// [`Rules::effect`] of this directory's own rules.
+    /// [`Rules::effect`] of this directory's own rules, over `path` and
+    /// the names the links found at protected or hidden paths give it
+    /// ([`git::GitRules::link_names`]).
     fn own_effect(&self, path: &str, is_dir: Option<bool>) -> Effect {
+        self.git
+            .link_names(path, self.case_insensitive)
+            .iter()
+            .map(|name| self.effect_at(name, is_dir))
+            .fold(self.effect_at(path, is_dir), Effect::max)
+    }
+
+    /// [`Rules::own_effect`] of `path` alone.
+    fn effect_at(&self, path: &str, is_dir: Option<bool>) -> Effect {
         let both = |set: &Set| set.covers(path, is_dir, self.case_insensitive);
         if both(&self.hide) {
             return Effect::Hidden;

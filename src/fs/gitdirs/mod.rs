@@ -48,6 +48,11 @@ pub struct Place {
     pub home: Option<String>,
     /// Whether names are compared without ASCII case.
     pub fold: bool,
+    /// The root's flag rules (the built-in set, `--read-only-path`,
+    /// `--allow-path`; no git rules): a symlink found at a path they make
+    /// read-only protects its in-root target under the target's own name,
+    /// since the program that obeys the link's name reads the target.
+    pub obeyed: Option<Arc<crate::rules::Rules>>,
 }
 
 impl Place {
@@ -201,6 +206,15 @@ fn discover(place: &Place) -> (GitPaths, Vec<Watched>) {
             }
             if name_is_git(&e.name) {
                 found = true;
+            } else if e.kind == crate::fs::walk::Kind::Symlink {
+                let link = join(&rel, &e.name);
+                if place
+                    .obeyed
+                    .as_ref()
+                    .is_some_and(|o| o.effect(&link, None) != crate::rules::Effect::None)
+                {
+                    r.link_target(&link);
+                }
             } else if depth < MAX_GIT_SCAN_DEPTH && e.kind == crate::fs::walk::Kind::Dir {
                 queue.push_back((join(&rel, &e.name), depth + 1));
             }
@@ -291,8 +305,13 @@ fn join(rel: &str, name: &str) -> String {
 /// Installs the git rules of `root` (an operator's root) into its rules,
 /// and returns them as `--print-config` shows them. `allow` are the
 /// operator's `--allow-path` patterns.
-pub fn install(root: &crate::fs::roots::Root, allow: &[&str]) -> Vec<serde_json::Value> {
+pub fn install(
+    root: &crate::fs::roots::Root,
+    allow: &[&str],
+    obeyed: Option<Arc<crate::rules::Rules>>,
+) -> Vec<serde_json::Value> {
     let place = Place {
+        obeyed,
         dir: root.dir.clone(),
         spellings: root.spellings().map(str::to_owned).collect(),
         home: std::env::var("HOME").ok().filter(|h| h.starts_with('/')),
@@ -307,10 +326,23 @@ pub fn install(root: &crate::fs::roots::Root, allow: &[&str]) -> Vec<serde_json:
                 "match": if r.whole { "prefix" } else { "exact" }, "effect": "read-only",
                 "root": root.display})
         })
+        .chain(paths.links.iter().map(|(target, link)| {
+            serde_json::json!({"id": "link", "source": format!("link: {}", place_show(&root.display, link)),
+                "pattern": format!("/{target}"), "match": "as-link", "effect": "as the link's path",
+                "root": root.display})
+        }))
         .collect();
     let fold = root.rules.folds_case();
     root.rules
         .git()
         .install(paths, Box::new(watch), allow, fold);
     shown
+}
+
+/// `rel` beneath the root shown as `display`.
+fn place_show(display: &str, rel: &str) -> String {
+    match display {
+        "/" => format!("/{rel}"),
+        d => format!("{d}/{rel}"),
+    }
 }

@@ -111,6 +111,37 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A symlink at a path the rules protect or hide (`.mcp.json ->
+    /// config/mcp.json`, `.vscode -> shared/vscode`): its in-root target is
+    /// matched under the link's name too ([`GitPaths::links`]), so it is
+    /// protected under its own name as well, exemptions included
+    /// (`tools/claude/commands` behind `.claude -> tools/claude` stays
+    /// writable). The link and its target are stamped, so a change is seen
+    /// before the next write.
+    pub(super) fn link_target(&mut self, link: &str) {
+        self.watch_as(link, Look::Whole);
+        let segs: Vec<String> = link.split('/').map(str::to_owned).collect();
+        let none = crate::rules::Rules::default();
+        let at = crate::fs::resolve::Beneath {
+            dir: &self.place.dir,
+            prefix: "",
+            rules: &none,
+        };
+        let Ok(r) = crate::fs::resolve::resolve(
+            at,
+            &segs,
+            crate::fs::resolve::Final::Follow,
+            link,
+            crate::fs::resolve::Backend::Walk,
+        ) else {
+            return;
+        };
+        if r.void.is_some() || r.missing || r.local.is_empty() {
+            return;
+        }
+        self.paths.link(r.local, link.to_owned());
+    }
+
     /// Reads the repository whose `.git` is in `top`.
     pub(super) fn repo(&mut self, top: &str) {
         let dotgit = join(top, ".git");
