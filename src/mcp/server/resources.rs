@@ -34,14 +34,19 @@ use crate::mcp::flow::{CallBudget, Reservation};
 use crate::mcp::rpc_error;
 use crate::memory::Plan;
 use crate::text::fmt::file_uri_path;
-use crate::tools::{read_media_file, read_text_file};
+use crate::tools::{list_directory, read_media_file, read_text_file};
 
 /// The URI template every file resource matches (RFC 6570 reserved
 /// expansion), as in the reference 2.3.0.
 pub(super) const TEMPLATE: &str = "file://{+path}";
 
 /// The template's description: the reference 2.3.0's, word for word.
-const DESCRIPTION: &str = "A file inside the allowed directories, by its absolute file:// URI (for example file:///home/user/project/README.md). Text files are returned as text, other files as a base64 blob with their MIME type. Directories are not resources; use the list_directory tool to find files.";
+fn description() -> String {
+    format!(
+        "A file inside the allowed directories, by its absolute file:// URI (for example file:///home/user/project/README.md). Text files are returned as text, other files as a base64 blob with their MIME type. Directories are not resources; use the {} tool to find files.",
+        list_directory::TOOL.name
+    )
+}
 
 /// What `resources/read` is called in the audit log.
 const AUDIT_NAME: &str = "resources/read";
@@ -50,7 +55,7 @@ const AUDIT_NAME: &str = "resources/read";
 pub(super) fn template() -> ResourceTemplate {
     ResourceTemplate::new(TEMPLATE, "file")
         .with_title("File")
-        .with_description(DESCRIPTION)
+        .with_description(description())
 }
 
 /// Whether resources are offered under `enabled` (the selectors): only
@@ -284,7 +289,7 @@ mod tests {
 
     #[test]
     fn uris() {
-        let p = |u: &str| parse(u).map(|(p, s)| (p, s)).map_err(|e| e.code.0);
+        let p = |u: &str| parse(u).map_err(|e| e.code.0);
         assert_eq!(
             p("file:///r/a%20b.txt?x#y"),
             Ok(("/r/a b.txt".into(), "file:///r/a%20b.txt".into()))
