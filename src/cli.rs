@@ -47,7 +47,8 @@ client sends lifts one. Client roots narrow, rules subtract, selectors remove to
 Client roots (MCP roots, sessions up to protocol 2025-11-25) can only narrow the
 DIRs: a client root counts only if it lies at or beneath a DIR. An empty list
 narrows nothing; a list of which none counts gives no access, and every refusal
-says why. --no-client-roots ignores them.
+says why. --no-client-roots ignores them. --confine-roots (the reference
+server's flag for this) is accepted and changes nothing: tuls always confines.
 
 A leading ~ or ~/ in a DIR expands to $HOME. A DIR moved or replaced while tuls
 runs is refused until tuls is restarted.
@@ -167,6 +168,11 @@ pub struct FsArgs {
     /// Ignore MCP roots sent by the client (they can only narrow anyway).
     #[arg(long)]
     pub no_client_roots: bool,
+    /// Accepted for the reference server's --confine-roots (2.3+): tuls
+    /// always confines client roots to the DIRs (a client root counts only at
+    /// or beneath one), so this changes nothing.
+    #[arg(long)]
+    pub confine_roots: bool,
     /// Seconds a tool call waits for the client's roots/list answer (at the
     /// start of a session, and after roots/list_changed) before it fails
     /// with a timeout error; 0 fails at once. Only clients that declare the

@@ -134,6 +134,46 @@ pub(crate) fn method_not_found(method: &str) -> ErrorData {
     )
 }
 
+/// `-32602`: a `resources/read` of a path that is missing, hidden by a path
+/// rule or outside every root (one error for the three, as the reference
+/// 2.3.0 words a missing one), or of a URI that names no file resource.
+pub(crate) fn resource_not_found(uri: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("Resource not found: {uri}"),
+        Some(serde_json::json!({ "uri": uri })),
+    )
+}
+
+/// `-32602`: a `resources/read` of a directory.
+pub(crate) fn resource_is_directory(uri: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("Not a file: {uri} is a directory; directories are not resources"),
+        Some(serde_json::json!({ "uri": uri })),
+    )
+}
+
+/// `-32602`: a `file://` URI that names no path (`why`).
+pub(crate) fn invalid_file_uri(uri: &str, why: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("Invalid file URI {uri}: {why}"),
+        None,
+    )
+}
+
+/// `-32602`: a `resources/read` refused as the read tools refuse it
+/// (`text`: the tool's error text, naming the path as the URI gave it).
+pub(crate) fn resource_refused(text: &str) -> ErrorData {
+    ErrorData::new(ErrorCode::INVALID_PARAMS, text.to_owned(), None)
+}
+
+/// `-32603`: a `resources/read` that failed inside tuls.
+pub(crate) fn resource_failed(text: &str) -> ErrorData {
+    ErrorData::new(ErrorCode::INTERNAL_ERROR, text.to_owned(), None)
+}
+
 /// rmcp's refusal of a request in a protocol version tuls does not speak
 /// (`supported` lists those it does).
 pub(crate) fn unsupported_version(v: ProtocolVersion, supported: &[ProtocolVersion]) -> ErrorData {

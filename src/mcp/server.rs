@@ -21,8 +21,9 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CacheScope, CallToolResult, DiscoverResult, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool,
+    InitializeResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -44,6 +45,8 @@ use crate::journal::Journal;
 use crate::limits::{Limits, MAX_CALLS_IN_FLIGHT};
 use crate::policy::Policy;
 use crate::tools::{self, Ctx, Progress, Tool as ToolDef};
+
+mod resources;
 
 /// The tuls filesystem MCP server.
 #[derive(Clone)]
@@ -247,33 +250,7 @@ impl Server {
             tools::Capability::Read => Intent::Read,
             tools::Capability::Write => Intent::Any,
         };
-        // The call's recorder: the journal, then the call's own audit note.
-        let note = audit.map(|_| Arc::new(Noting::default()));
-        let mut recorders: Vec<Arc<dyn Recorder>> = Vec::new();
-        if let Some(j) = &self.inner.journal {
-            recorders.push(j.clone());
-        }
-        if let Some(n) = &note {
-            recorders.push(n.clone());
-        }
-        let recorder = Recorders::new(recorders);
-        let ctx = Ctx {
-            scope: self
-                .inner
-                .scope
-                .snapshot()
-                .with_intent(intent)
-                .with_recorder(recorder.clone()),
-            limits,
-            cancel,
-            progress,
-            io: Io {
-                grant: budget.clone(),
-                recorder,
-                spare: self.inner.spare.clone(),
-            },
-            walk: self.inner.walk.clone(),
-        };
+        let (ctx, note) = self.ctx(intent, cancel, progress, budget.clone());
         let mutation = tool.capability == tools::Capability::Write;
         if mutation && let Some(why) = audit.and_then(Audit::refusal) {
             return (
@@ -306,6 +283,49 @@ impl Server {
             reply::tool_result(result)
         };
         (result, budget.take())
+    }
+
+    /// The context of one call: a snapshot of the roots taken now, resolved
+    /// for `intent`, with the call's reply budget and audit note.
+    fn ctx(
+        &self,
+        intent: Intent,
+        cancel: CancellationToken,
+        progress: Option<Progress>,
+        budget: Arc<CallBudget>,
+    ) -> (Ctx, Option<Arc<Noting>>) {
+        // The call's recorder: the journal, then the call's own audit note.
+        let note = self
+            .inner
+            .audit
+            .as_ref()
+            .map(|_| Arc::new(Noting::default()));
+        let mut recorders: Vec<Arc<dyn Recorder>> = Vec::new();
+        if let Some(j) = &self.inner.journal {
+            recorders.push(j.clone());
+        }
+        if let Some(n) = &note {
+            recorders.push(n.clone());
+        }
+        let recorder = Recorders::new(recorders);
+        let ctx = Ctx {
+            scope: self
+                .inner
+                .scope
+                .snapshot()
+                .with_intent(intent)
+                .with_recorder(recorder.clone()),
+            limits: self.inner.limits,
+            cancel,
+            progress,
+            io: Io {
+                grant: budget,
+                recorder,
+                spare: self.inner.spare.clone(),
+            },
+            walk: self.inner.walk.clone(),
+        };
+        (ctx, note)
     }
 
     /// The session's filesystem workers.
@@ -376,7 +396,13 @@ fn panicked(tool: &ToolDef) -> CallToolResult {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // Resources: the one `file://` template (reads, no listing), while
+        // the read tools it stands in for are enabled.
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        if self.serves_resources() {
+            capabilities.resources = Some(Default::default());
+        }
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("tuls", env!("CARGO_PKG_VERSION")))
             .with_instructions(self.inner.instructions.clone())
     }
@@ -438,6 +464,59 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
         Err(super::rpc_error::method_not_found(&request.method))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        if !self.serves_resources() {
+            return Err(super::rpc_error::method_not_found("resources/list"));
+        }
+        let mut r = ListResourcesResult::with_all_items(Vec::new());
+        if era::is_modern(context.protocol_version().as_ref()) {
+            r.meta = Some(era::with_server_info(r.meta, &self.get_info().server_info));
+            r = r
+                .with_ttl_ms(era::LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Private);
+        }
+        Ok(r)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        if !self.serves_resources() {
+            return Err(super::rpc_error::method_not_found(
+                "resources/templates/list",
+            ));
+        }
+        let mut r = ListResourceTemplatesResult::with_all_items(vec![resources::template()]);
+        if era::is_modern(context.protocol_version().as_ref()) {
+            r.meta = Some(era::with_server_info(r.meta, &self.get_info().server_info));
+            r = r
+                .with_ttl_ms(era::LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Private);
+        }
+        Ok(r)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let modern = era::is_modern(context.protocol_version().as_ref());
+        let mut r = self.read_file_resource(&request.uri, context.ct).await?;
+        if modern {
+            r.meta = Some(era::with_server_info(r.meta, &self.get_info().server_info));
+            // A file can change at any time, and its contents are this user's.
+            r = r.with_ttl_ms(0).with_cache_scope(CacheScope::Private);
+        }
+        Ok(r.into())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -60,6 +60,10 @@ pub struct Params {
     #[serde(default)]
     #[schemars(with = "i64", range(min = 1))]
     pub max_depth: Option<i64>,
+    /// The same as maxDepth (the reference's name).
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 1))]
+    pub depth: Option<i64>,
     /// Entries to skip, in pre-order (prefer cursor).
     #[serde(default)]
     #[schemars(with = "i64", range(min = 0))]
@@ -85,12 +89,18 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
         return Err(super::cursor_and_offset());
     }
     let offset = super::skip_arg(p.offset)?;
-    let max_depth = match p.max_depth {
+    // `depth` is the reference 2.3.0's spelling: both given, the smaller wins.
+    let asked = [("maxDepth", p.max_depth), ("depth", p.depth)]
+        .into_iter()
+        .filter_map(|(arg, d)| d.map(|d| (arg, d)))
+        .min_by_key(|(_, d)| *d);
+    let depth_arg = asked.map_or("maxDepth", |(arg, _)| arg);
+    let max_depth = match asked {
         None => None,
-        Some(d) if d >= 1 => Some(usize::try_from(d).unwrap_or(usize::MAX)),
-        Some(d) => {
+        Some((_, d)) if d >= 1 => Some(usize::try_from(d).unwrap_or(usize::MAX)),
+        Some((arg, d)) => {
             return Err(Error::BelowMinimum {
-                arg: "maxDepth",
+                arg,
                 value: d,
                 min: 1,
             });
@@ -116,7 +126,7 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
     let note_of = |truncated: Option<Stop>| {
         truncated.and_then(Stop::truncation).map(|t| match (t, asked_depth) {
             (Truncation::Depth(d), Some(asked)) if d == asked => format!(
-                "\n\n[directories at depth {d} were not descended (maxDepth: {d}); their children arrays are empty]"
+                "\n\n[directories at depth {d} were not descended ({depth_arg}: {d}); their children arrays are empty]"
             ),
             (t, _) => crate::text::fmt::truncation_note(t),
         })

@@ -1,5 +1,5 @@
 //! `get_file_info`: metadata of one path, following in-root symlinks as the
-//! reference does. Times are printed in UTC; a regular file's version (the
+//! reference does, with its link count (`hardLinks`, as in the reference 2.3.0). Times are printed in UTC; a regular file's version (the
 //! hash of its content) goes in `structuredContent`. Touches: scope, file.
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -57,7 +57,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
     let md = t.metadata("stat")?;
     let text = format!(
-        "size: {}\ncreated: {}\nmodified: {}\naccessed: {}\nisDirectory: {}\nisFile: {}\npermissions: {:03o}",
+        "size: {}\ncreated: {}\nmodified: {}\naccessed: {}\nisDirectory: {}\nisFile: {}\npermissions: {:03o}\nhardLinks: {}",
         md.len(),
         js_date(md.created().map(|t| t.into_std())),
         js_date(md.modified().map(|t| t.into_std())),
@@ -65,6 +65,9 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         md.is_dir(),
         md.is_file(),
         md.mode() & 0o777,
+        // As in the reference 2.3.0: more than 1 means the file has other
+        // names, perhaps outside the roots, that a write here changes too.
+        md.nlink(),
     );
     // A regular file within the read limit has a version (the reference's
     // text is kept: the version goes in `structuredContent`, and in the

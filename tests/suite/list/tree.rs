@@ -271,3 +271,39 @@ fn directory_tree_symlinks_special_files_and_errors() {
         "Access denied - path outside allowed directories: link_out_dir",
     );
 }
+
+/// `depth` is the reference 2.3.0's name for `maxDepth`: 1 lists only the
+/// entries of `path`. tuls keeps the children arrays of the directories at
+/// the last level (empty) and says so in a note; 2.3.0 leaves them out.
+#[test]
+fn directory_tree_takes_the_reference_s_depth() {
+    let env = TestEnv::new();
+    env.write("t/lib.rs", "");
+    env.write("t/nested/a.txt", "");
+    env.write("t/nested/deep/main.rs", "");
+    let server = Server::start(&args![env.root()]);
+    let t = env.path_str("t");
+    let one = render(&[N::F("lib.rs"), N::D("nested", vec![])]);
+    assert_text(
+        &server.call("directory_tree", json!({"path": t, "depth": 1})),
+        &format!(
+            "{one}\n\n[directories at depth 1 were not descended (depth: 1); their children arrays are empty]"
+        ),
+    );
+    let two = server.call("directory_tree", json!({"path": t, "depth": 2}));
+    two.assert_ok();
+    assert!(two.text.starts_with(&render(&[
+        N::F("lib.rs"),
+        N::D("nested", vec![N::F("a.txt"), N::D("deep", vec![])]),
+    ])));
+    // Both given: the smaller wins.
+    let both = server.call(
+        "directory_tree",
+        json!({"path": t, "depth": 3, "maxDepth": 1}),
+    );
+    assert!(both.text.starts_with(&one), "{}", both.text);
+    assert_err(
+        &server.call("directory_tree", json!({"path": t, "depth": 0})),
+        "Invalid depth: 0; it must be a whole number of at least 1",
+    );
+}

@@ -137,7 +137,7 @@ fn unknown_fields_are_refused_without_effect() {
             "list_directory_with_sizes",
             json!({"path": ".", "bogus": 1}),
         ),
-        ("directory_tree", json!({"path": ".", "depth": 1})),
+        ("directory_tree", json!({"path": ".", "levels": 1})),
         (
             "search_files",
             json!({"path": ".", "pattern": "*", "bogus": 1}),
@@ -324,7 +324,7 @@ fn initialize_with_both_protocol_versions() {
         let resp = raw.call_tool("read_text_file", json!({"path": "a.txt"}));
         assert_eq!(raw_reply(&resp).text, "alpha\n");
         // Unknown methods get a JSON-RPC error, and the session goes on.
-        let err = raw_error(&raw.request("resources/list", json!({})));
+        let err = raw_error(&raw.request("prompts/list", json!({})));
         assert_eq!(err.code, -32601, "{err:?}");
         let pong = raw.request("ping", json!({}));
         assert!(pong.get("result").is_some(), "{pong}");

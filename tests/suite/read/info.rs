@@ -1,6 +1,6 @@
 //! `get_file_info` and `list_allowed_directories` over stdio, against the
 //! reference server's formats (`@modelcontextprotocol/server-filesystem`
-//! 2026.8.31), and how a request path
+//! 2026.8.31; `hardLinks` from 2.3.0), and how a request path
 //! picks its root: relative paths resolve against the first root, absolute
 //! ones by whole path components.
 
@@ -46,10 +46,10 @@ fn created(path: &std::path::Path) -> String {
         .unwrap_or_else(|_| js_date(UNIX_EPOCH))
 }
 
-fn info(size: u64, created: &str, dir: bool, file: bool, perms: &str) -> String {
+fn info(size: u64, created: &str, dir: bool, file: bool, perms: &str, links: u64) -> String {
     format!(
         "size: {size}\ncreated: {created}\nmodified: {MTIME_JS}\naccessed: {ATIME_JS}\n\
-         isDirectory: {dir}\nisFile: {file}\npermissions: {perms}"
+         isDirectory: {dir}\nisFile: {file}\npermissions: {perms}\nhardLinks: {links}"
     )
 }
 
@@ -59,7 +59,9 @@ fn get_file_info_of_a_file_prints_the_reference_lines_in_utc() {
     let path = env.write("hello.txt", "line1\nline2\nline3\n");
     env.chmod("hello.txt", 0o640);
     set_times(&path);
-    let expected = info(18, &created(&path), false, true, "640");
+    // A second name: `hardLinks: 2`, as the reference 2.3.0 prints it.
+    env.hardlink("hello.txt", "again.txt");
+    let expected = info(18, &created(&path), false, true, "640", 2);
     for tz in ["UTC", "America/New_York", "Asia/Kolkata"] {
         let server = Server::start_with(&args![env.root()], Options::new().env("TZ", tz));
         for p in [env.path_str("hello.txt"), "hello.txt".to_owned()] {
@@ -87,7 +89,7 @@ fn get_file_info_directories_symlinks_and_special_files() {
     let server = Server::start(&args![env.root()]);
 
     // A setuid file shows only the last three octal digits.
-    let file_info = info(12_345, &created(&file), false, true, "751");
+    let file_info = info(12_345, &created(&file), false, true, "751", 1);
     assert_text(
         &server.call("get_file_info", json!({"path": "sub/data.bin"})),
         &file_info,
@@ -102,7 +104,9 @@ fn get_file_info_directories_symlinks_and_special_files() {
         &file_info,
     );
     let dir_size = std::fs::metadata(&dir).expect("stat dir").len();
-    let dir_info = info(dir_size, &created(&dir), true, false, "751");
+    let dir_links =
+        std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&dir).expect("stat dir"));
+    let dir_info = info(dir_size, &created(&dir), true, false, "751", dir_links);
     assert_text(
         &server.call("get_file_info", json!({"path": "sub"})),
         &dir_info,
@@ -118,7 +122,7 @@ fn get_file_info_directories_symlinks_and_special_files() {
         reply.text.starts_with("size: 0\n")
             && reply
                 .text
-                .ends_with("\nisDirectory: false\nisFile: false\npermissions: 644"),
+                .ends_with("\nisDirectory: false\nisFile: false\npermissions: 644\nhardLinks: 1"),
         "{:?}",
         reply.text
     );

@@ -227,6 +227,22 @@ fn no_client_roots_ignores_client_roots_entirely() {
     assert_eq!(server.roots_requests(), 0, "the server must not even ask");
 }
 
+/// The reference 2.3.0's `--confine-roots` is accepted and changes
+/// nothing: tuls always confines client roots to the DIRs.
+#[test]
+fn confine_roots_is_accepted_and_roots_only_narrow_as_always() {
+    let env = env();
+    let server = Server::start_with_roots(
+        &args![env.root(), "--confine-roots"],
+        vec![file_uri("/"), file_uri(env.path("sub"))],
+    );
+    assert_reads(&server, &env.path_str("sub/inner.txt"), "inner");
+    assert_denied(&server, &env.path_str("top.txt"));
+    assert_denied(&server, &env.canary().to_string_lossy());
+    assert_eq!(allowed(&server), [env.path_str("sub")]);
+    env.assert_canary_intact();
+}
+
 #[test]
 fn a_client_root_may_use_either_spelling_of_a_symlinked_cli_root() {
     let env = env();
