@@ -106,7 +106,8 @@ impl Error {
             | Error::RegexTooLong { .. }
             | Error::OutOfDescriptors
             | Error::TooManyClientRoots { .. }
-            | Error::AppendTooLarge { .. } => K::Limit,
+            | Error::AppendTooLarge { .. }
+            | Error::JournalFull { .. } => K::Limit,
             Error::Changed { .. }
             | Error::VersionMismatch { .. }
             | Error::DirectoryMoved { .. }
@@ -331,6 +332,13 @@ mod tests {
             (Error::AuditNotRecorded { why: p() }, K::Internal),
             (Error::JournalUnavailable { why: p() }, K::Internal),
             (Error::JournalNotRecorded { why: p() }, K::Internal),
+            (
+                Error::JournalFull {
+                    path: p(),
+                    why: p(),
+                },
+                K::Limit,
+            ),
         ];
         all
     }
@@ -391,6 +399,7 @@ mod tests {
             Error::AuditNotRecorded { .. } => 50,
             Error::JournalUnavailable { .. } => 51,
             Error::JournalNotRecorded { .. } => 52,
+            Error::JournalFull { .. } => 53,
         }
     }
 

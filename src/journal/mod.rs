@@ -24,10 +24,13 @@
 //! May touch: the journal directory handle opened at startup, and the
 //! directories writers hand in (opened beneath a root), by single names.
 
+mod list;
 pub mod record;
 pub mod revert;
 pub mod store;
+mod undo;
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
@@ -38,7 +41,7 @@ use crate::error::{Error, Result};
 use crate::fs::roots::Root;
 use crate::fs::version::Version;
 use record::{Change, Loc, Op, Record};
-use store::{Kept, Store};
+use store::{Kept, NoRoom, Pin, Store};
 
 /// The log's name in the journal directory.
 pub const LOG: &str = "journal.jsonl";
@@ -61,6 +64,8 @@ struct Inner {
     store: Store,
     seq: u64,
     started: bool,
+    /// The files whose first pre-image this session kept (pinned).
+    pins: HashSet<Loc>,
 }
 
 /// Opens the journal directory `path` (created 0700 if missing) for the
@@ -101,7 +106,13 @@ pub fn open(path: &Path, roots: &[Root], max: u64, session: String) -> Result<Jo
     let log = dir
         .open_with(LOG, &opts)
         .map_err(|e| format!("cannot open the undo journal's log in '{shown}': {e}"))?;
-    let store = Store::open(&dir, max)
+    // The first pre-image of each file in each session stays pinned across
+    // restarts: read from the log (a missing log pins nothing).
+    let pinned = match dir.read(LOG) {
+        Ok(bytes) => record::pinned(&record::parse(&bytes).0),
+        Err(_) => Default::default(),
+    };
+    let store = Store::open(&dir, max, pinned)
         .map_err(|e| format!("cannot open the undo journal's objects in '{shown}': {e}"))?;
     Ok(Journal {
         dir,
@@ -111,6 +122,7 @@ pub fn open(path: &Path, roots: &[Root], max: u64, session: String) -> Result<Jo
             store,
             seq: 0,
             started: false,
+            pins: HashSet::new(),
         }),
         broken: Mutex::new(None),
     })
@@ -163,22 +175,70 @@ impl Journal {
 
     /// Keeps the old file `tmp` in `parent` (swapped out by the writer) and
     /// removes it there; on an error it is left for the caller to swap back.
-    pub fn keep_swapped(&self, parent: &Dir, tmp: &str, version: Option<&Version>) -> Result<Kept> {
+    /// `at` is the file: its first pre-image in this session is pinned, and
+    /// one that does not fit refuses the change ([`Error::JournalFull`]).
+    pub fn keep_swapped(
+        &self,
+        parent: &Dir,
+        tmp: &str,
+        version: Option<&Version>,
+        at: &Loc,
+    ) -> Result<Kept> {
         let mut inner = crate::sync::lock(&self.inner);
-        inner
-            .store
-            .keep_swapped(parent, tmp, version)
-            .map_err(|e| self.unavailable(&e))
+        let pin = inner.pin_for(at);
+        let kept = inner.store.keep_swapped(parent, tmp, version, pin);
+        self.kept(&mut inner, kept, at, pin)
     }
 
     /// Keeps a copy of the file `leaf` in `parent`, before it is replaced by
-    /// a plain rename.
-    pub fn keep_copy(&self, parent: &Dir, leaf: &str) -> Result<Kept> {
+    /// a plain rename; `at` as for [`Journal::keep_swapped`].
+    pub fn keep_copy(&self, parent: &Dir, leaf: &str, at: &Loc) -> Result<Kept> {
         let mut inner = crate::sync::lock(&self.inner);
-        inner
-            .store
-            .keep_copy(parent, leaf)
-            .map_err(|e| self.unavailable(&e))
+        let pin = inner.pin_for(at);
+        let kept = inner.store.keep_copy(parent, leaf, pin);
+        self.kept(&mut inner, kept, at, pin)
+    }
+
+    /// What keeping a pre-image gave: the file pinned, or the change
+    /// refused (logged, and recorded in the journal) when there was no
+    /// room for a first pre-image, or the journal broken on an I/O error.
+    fn kept(
+        &self,
+        inner: &mut Inner,
+        kept: std::io::Result<Kept>,
+        at: &Loc,
+        pin: Pin,
+    ) -> Result<Kept> {
+        match kept {
+            Ok(k) => {
+                if pin == Pin::First && k.object.is_some() {
+                    inner.pins.insert(at.clone());
+                }
+                Ok(k)
+            }
+            Err(e) => match e.get_ref().and_then(|e| e.downcast_ref::<NoRoom>()) {
+                Some(NoRoom(why)) => {
+                    let path = at.shown();
+                    tracing::error!(path = %crate::text::fmt::for_terminal(&path), "refused a change: {why}");
+                    let rec = Record::Refused {
+                        time: record::now(),
+                        session: self.session.clone(),
+                        at: at.clone(),
+                        why: why.clone(),
+                    };
+                    let mut line = String::new();
+                    push(&mut line, &rec);
+                    if let Err(e) = write_all(&inner.log, line.as_bytes()) {
+                        tracing::warn!(error = %e, "cannot record the refusal in the undo journal");
+                    }
+                    Err(Error::JournalFull {
+                        path,
+                        why: why.clone(),
+                    })
+                }
+                None => Err(self.unavailable(&e)),
+            },
+        }
     }
 
     fn unavailable(&self, e: &std::io::Error) -> Error {
@@ -323,6 +383,17 @@ impl Journal {
             Err(e) => Err(Error::JournalNotRecorded {
                 why: self.fail(format!("the undo journal cannot be written ({e})")),
             }),
+        }
+    }
+}
+
+impl Inner {
+    /// Whether a pre-image of `at` now is its first in this session.
+    fn pin_for(&self, at: &Loc) -> Pin {
+        if self.pins.contains(at) {
+            Pin::Later
+        } else {
+            Pin::First
         }
     }
 }

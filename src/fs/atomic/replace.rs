@@ -217,7 +217,7 @@ impl Dest {
         } else {
             // No exchange here: a copy of the old file is kept first.
             let copied = match (journal, self.existing.is_some()) {
-                (Some(j), true) => match j.keep_copy(&self.parent, &self.leaf) {
+                (Some(j), true) => match j.keep_copy(&self.parent, &self.leaf, &self.loc()) {
                     Ok(k) => Some(k),
                     // Gone meanwhile: nothing is replaced.
                     Err(_) if self.parent.symlink_metadata(&self.leaf).is_err() => None,
@@ -252,7 +252,7 @@ impl Dest {
                 Guard::Content { version, .. } => Some(version),
                 _ => None,
             };
-            return match j.keep_swapped(&self.parent, tmp, known) {
+            return match j.keep_swapped(&self.parent, tmp, known, &self.loc()) {
                 Ok(kept) => Ok(Some(kept)),
                 Err(e) => {
                     // Not kept, so not replaced: the old file goes back.

@@ -7,6 +7,7 @@ mod create_directory;
 mod edit_file;
 mod journal;
 mod journal_output;
+mod journal_undo;
 mod keep_acl;
 mod move_file;
 mod versions;
