@@ -132,7 +132,7 @@ fn noted(
         .ok()
         .and_then(|(v, _)| v);
     if let Some(j) = journal {
-        j.record_append(dest.loc(), end, after.as_ref())?;
+        j.record_append(dest.loc(), end, after.as_ref(), dest.dir())?;
     }
     let change = crate::audit::Change {
         path: dest.given().to_owned(),

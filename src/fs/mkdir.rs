@@ -65,6 +65,7 @@ fn create_walked(t: &Target) -> Result<()> {
     let mut path = t
         .root
         .rule_path(w.local.get(..w.parent_end.unwrap_or(0)).unwrap_or_default());
+    let base_path = path.clone();
     let mut depth = 0usize;
     for name in &w.rel {
         match name.as_str() {
@@ -117,8 +118,9 @@ fn create_walked(t: &Target) -> Result<()> {
             path: given.to_owned(),
         });
     }
-    // The directories made or entered, to climb back for a `..`.
-    let mut made: Vec<Dir> = Vec::new();
+    // The directories made or entered, to climb back for a `..`, with
+    // their rule paths (for the undo journal).
+    let mut made: Vec<(Dir, String)> = Vec::new();
     for name in &w.rel {
         match name.as_str() {
             "" | "." => continue,
@@ -128,14 +130,32 @@ fn create_walked(t: &Target) -> Result<()> {
             }
             _ => {}
         }
-        let at: &Dir = made.last().unwrap_or(&w.base);
-        match at.create_dir(name) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        let (at, at_path) = made
+            .last()
+            .map_or((&*w.base, base_path.as_str()), |(d, p)| (d, p.as_str()));
+        let new = match at.create_dir(name) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
             Err(e) => return Err(mkdir(e)),
-        }
+        };
         let next = at.open_dir_nofollow(name).map_err(mkdir)?;
-        made.push(next);
+        let path = if at_path.is_empty() {
+            name.clone()
+        } else {
+            format!("{at_path}/{name}")
+        };
+        // Undo journal hook (issue 32 item 3): every directory made is
+        // recorded, so a revert removes it (and knows it is there).
+        if new && let Some(j) = crate::journal::active() {
+            let id = next.dir_metadata().map_err(mkdir)?;
+            let loc = crate::journal::record::Loc {
+                root: t.root.origin.path().to_string_lossy().into_owned(),
+                path: path.clone(),
+            };
+            use cap_std::fs::MetadataExt;
+            j.record_mkdir(loc, (id.dev(), id.ino()), at)?;
+        }
+        made.push((next, path));
     }
     Ok(())
 }

@@ -255,6 +255,7 @@ impl Journal {
         let stored = kept.object.is_some();
         let change = Change {
             op: Op::Replace,
+            id: id_in(parent, &at),
             before: kept.before.as_ref().map(|v| v.as_str().to_owned()),
             object: kept.object,
             not_kept: kept.not_kept,
@@ -270,15 +271,35 @@ impl Journal {
         let change = Change {
             op: Op::Create,
             after: after.map(|v| v.as_str().to_owned()),
+            id: id_in(parent, &at),
             ..blank(at)
         };
         self.record(change, Vec::new(), false, Some(parent))
     }
 
-    /// Records an append to an existing file of `size_before` bytes.
-    pub fn record_append(&self, at: Loc, size_before: u64, after: Option<&Version>) -> Result<()> {
+    /// Records a directory made by `create_directory` (`id`: its device and
+    /// inode), in `parent`, synced with the record.
+    pub fn record_mkdir(&self, at: Loc, id: (u64, u64), parent: &Dir) -> Result<()> {
+        let change = Change {
+            op: Op::Mkdir,
+            id: Some(id),
+            ..blank(at)
+        };
+        self.record(change, Vec::new(), false, Some(parent))
+    }
+
+    /// Records an append to an existing file of `size_before` bytes, in
+    /// `parent`.
+    pub fn record_append(
+        &self,
+        at: Loc,
+        size_before: u64,
+        after: Option<&Version>,
+        parent: &Dir,
+    ) -> Result<()> {
         let change = Change {
             op: Op::Append,
+            id: id_in(parent, &at),
             size_before: Some(size_before),
             after: after.map(|v| v.as_str().to_owned()),
             ..blank(at)
@@ -403,6 +424,15 @@ impl Inner {
 fn sync_dir(dir: &Dir) -> std::io::Result<()> {
     let this = dir.open(".")?;
     rustix::fs::fsync(&this).map_err(std::io::Error::from)
+}
+
+/// The device and inode of the file `at` names in `parent` (its last
+/// component), as the change left it.
+fn id_in(parent: &Dir, at: &Loc) -> Option<(u64, u64)> {
+    let leaf = at.path.rsplit('/').next().unwrap_or(&at.path);
+    rustix::fs::statat(parent, leaf, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        .ok()
+        .map(|st| crate::fs::sys::dev_ino(&st))
 }
 
 /// A change with only its place set.

@@ -105,3 +105,103 @@ fn churning_writes_cannot_evict_the_first_pre_image_and_a_write_past_the_bound_i
     assert_eq!(env.read_string("other.txt"), other);
     assert_eq!(env.read_string("third.txt"), third);
 }
+
+/// The session of issue 32 item 3: the agent makes `trash`, creates p.txt
+/// with the same bytes as the user's doc.txt, moves it into `trash`, moves
+/// doc.txt (the user's inode) to p.txt, and (in the first case) makes an
+/// empty directory at doc.txt.
+fn destroy_session(env: &TestEnv, server: &Server, mkdir_at_old_path: bool) {
+    let p = |n: &str| env.path_str(n);
+    server
+        .call("create_directory", json!({"path": p("trash")}))
+        .assert_ok();
+    server
+        .call(
+            "write_file",
+            json!({"path": p("p.txt"), "content": "the user's bytes\n"}),
+        )
+        .assert_ok();
+    server
+        .call(
+            "move_file",
+            json!({"source": p("p.txt"), "destination": p("trash/p.txt")}),
+        )
+        .assert_ok();
+    server
+        .call(
+            "move_file",
+            json!({"source": p("doc.txt"), "destination": p("p.txt")}),
+        )
+        .assert_ok();
+    if mkdir_at_old_path {
+        server
+            .call("create_directory", json!({"path": p("doc.txt")}))
+            .assert_ok();
+    }
+}
+
+/// Issue 32 item 3, through the binary. With `create_directory` recorded,
+/// the revert removes the directory that took doc.txt's old path, moves the
+/// user's inode back (same inode number, same bytes), and removes only the
+/// agent's p.txt and `trash`. On 08ae278 the directory was not recorded,
+/// the move back was refused, and the undo of the create (matched by
+/// content only) unlinked the user's original inode: doc.txt was gone.
+#[test]
+fn a_revert_removes_the_directories_made_and_never_the_users_inode() {
+    let env = TestEnv::new();
+    env.write("doc.txt", "the user's bytes\n");
+    let user_ino = ino(&env.path("doc.txt"));
+    let journal = env.base().join("journal");
+    let server = Server::start(&args![env.root(), "--journal", &journal]);
+    destroy_session(&env, &server, true);
+    drop(server);
+    assert!(env.path("doc.txt").is_dir());
+    let id = session_id(&journal);
+    let out = revert(&journal, &id);
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert_eq!(ino(&env.path("doc.txt")), user_ino, "{}", out.stdout);
+    assert_eq!(env.read_string("doc.txt"), "the user's bytes\n");
+    assert!(
+        !env.exists("p.txt") && !env.exists("trash"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// The same session, but the empty directory at doc.txt is made by someone
+/// else after the session (not recorded): the move back is refused, and
+/// every older change that depends on it (p.txt, `trash`) is left alone and
+/// named, so the user's inode stays at p.txt with its bytes. A created file
+/// replaced by another inode with the same bytes is not removed either.
+#[test]
+fn a_refused_undo_stops_the_older_changes_that_depend_on_it() {
+    let env = TestEnv::new();
+    env.write("doc.txt", "the user's bytes\n");
+    let user_ino = ino(&env.path("doc.txt"));
+    let journal = env.base().join("journal");
+    let server = Server::start(&args![env.root(), "--journal", &journal]);
+    destroy_session(&env, &server, false);
+    server
+        .call(
+            "write_file",
+            json!({"path": env.path_str("twin.txt"), "content": "same\n"}),
+        )
+        .assert_ok();
+    drop(server);
+    std::fs::create_dir(env.path("doc.txt")).unwrap();
+    // twin.txt: another inode with the bytes the agent wrote (made before
+    // the agent's goes, so its inode number is not the freed one reused).
+    std::fs::write(env.path("twin.new"), "same\n").unwrap();
+    std::fs::rename(env.path("twin.new"), env.path("twin.txt")).unwrap();
+    let twin_ino = ino(&env.path("twin.txt"));
+    let id = session_id(&journal);
+    let out = revert(&journal, &id);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("is taken"), "{}", out.stdout);
+    assert!(out.stdout.contains("depends on #4"), "{}", out.stdout);
+    assert_eq!(ino(&env.path("p.txt")), user_ino, "{}", out.stdout);
+    assert_eq!(env.read_string("p.txt"), "the user's bytes\n");
+    assert_eq!(env.read_string("trash/p.txt"), "the user's bytes\n");
+    assert!(env.path("doc.txt").is_dir());
+    assert_eq!(ino(&env.path("twin.txt")), twin_ino, "{}", out.stdout);
+}
