@@ -26,6 +26,10 @@ pub(super) struct Session {
     pub(super) reverted: HashSet<u64>,
     /// Changes refused because the journal had no room: when, where, why.
     pub(super) refused: Vec<(String, Loc, String)>,
+    /// The operator's roots and rule spec (`None`: not recorded, the
+    /// built-in protections apply).
+    pub(super) roots: Vec<String>,
+    pub(super) rules: Option<super::rules::RuleSpec>,
 }
 
 /// The journal read back.
@@ -48,11 +52,20 @@ pub(super) fn read(path: &Path) -> Result<Read, String> {
     let mut evicted = HashSet::new();
     for r in records {
         match r {
-            Record::Start { session, time, pid } => {
+            Record::Start {
+                session,
+                time,
+                pid,
+                roots,
+                rules,
+            } => {
                 if !sessions.contains_key(&session) {
                     order.push(session.clone());
                 }
-                sessions.entry(session).or_default().started = Some((time, pid));
+                let s = sessions.entry(session).or_default();
+                s.started = Some((time, pid));
+                s.roots = roots;
+                s.rules = rules;
             }
             Record::Change(c) => {
                 if !sessions.contains_key(&c.session) {

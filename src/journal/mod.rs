@@ -27,6 +27,7 @@
 mod list;
 pub mod record;
 pub mod revert;
+pub mod rules;
 pub mod store;
 mod undo;
 
@@ -54,6 +55,10 @@ static JOURNAL: OnceLock<Journal> = OnceLock::new();
 pub struct Journal {
     dir: Dir,
     session: String,
+    /// The operator's roots, for the session's `start` record.
+    roots: Vec<String>,
+    /// The operator's rule spec, for the session's `start` record.
+    rules: rules::RuleSpec,
     inner: Mutex<Inner>,
     broken: Mutex<Option<String>>,
 }
@@ -76,7 +81,13 @@ struct Inner {
 ///
 /// Opens the operator's path once, at startup, before Landlock (through
 /// [`crate::fs::roots::open_operator_dir`]).
-pub fn open(path: &Path, roots: &[Root], max: u64, session: String) -> Result<Journal, String> {
+pub fn open(
+    path: &Path,
+    roots: &[Root],
+    max: u64,
+    session: String,
+    rules: rules::RuleSpec,
+) -> Result<Journal, String> {
     // Checked before it is created, so nothing lands in a root.
     crate::audit::outside_roots(path, roots, "undo journal")?;
     let dir = crate::fs::roots::open_operator_dir(path, true)
@@ -114,9 +125,15 @@ pub fn open(path: &Path, roots: &[Root], max: u64, session: String) -> Result<Jo
     };
     let store = Store::open(&dir, max, pinned)
         .map_err(|e| format!("cannot open the undo journal's objects in '{shown}': {e}"))?;
+    let roots = roots
+        .iter()
+        .map(|r| r.origin.path().to_string_lossy().into_owned())
+        .collect();
     Ok(Journal {
         dir,
         session,
+        roots,
+        rules,
         inner: Mutex::new(Inner {
             log,
             store,
@@ -350,6 +367,8 @@ impl Journal {
                     session: self.session.clone(),
                     time: record::now(),
                     pid: std::process::id(),
+                    roots: self.roots.clone(),
+                    rules: Some(self.rules.clone()),
                 },
             );
         }

@@ -99,6 +99,14 @@ pub enum Record {
         time: String,
         /// The server's process id.
         pid: u32,
+        /// The operator's roots (for nested roots, whose rules see each
+        /// other), as the changes name them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        roots: Vec<String>,
+        /// The operator's path rules, which the revert applies too (none
+        /// recorded: the built-in protections).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rules: Option<super::rules::RuleSpec>,
     },
     /// A change.
     Change(Box<Change>),

@@ -156,7 +156,7 @@ pub fn revert(path: &Path, session: &str, to: u64, force: bool) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     crate::out!("reverting session {}", for_terminal(session));
-    let mut roots = Roots::new();
+    let mut roots = Roots::new(&s.roots, s.rules.as_ref());
     if force {
         overwritten(&todo, &mut roots);
     }

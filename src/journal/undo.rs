@@ -15,56 +15,135 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
 use rustix::fs::{AtFlags, RenameFlags};
 
 use super::record::{Change, Loc, Op};
+use super::rules::RuleSpec;
 use crate::fs::atomic::{Dest, Guard};
 use crate::fs::resolve::Final;
 use crate::fs::roots::Root;
 use crate::fs::scope::{Target, resolve_in, walk};
 use crate::fs::version::Version;
 use crate::limits::{MAX_PATH_BYTES, MAX_READ_BYTES};
+use crate::rules::Effect;
 
-/// The roots the journal names, opened as capabilities (once each).
+/// The roots the journal names, opened as capabilities (once each), with
+/// the path rules the session had.
 pub(super) struct Roots {
     open: HashMap<String, Result<Arc<Root>, String>>,
 }
 
 impl Roots {
-    pub(super) fn new() -> Roots {
-        Roots {
-            open: HashMap::new(),
+    /// Opens the session's roots (`roots`, as its `start` record names them)
+    /// with the rules of `rules` built in, as `tuls filesystem` does at
+    /// startup; roots of a session that recorded none are opened as they are
+    /// named, with the built-in protections.
+    pub(super) fn new(roots: &[String], rules: Option<&RuleSpec>) -> Roots {
+        let mut open = HashMap::new();
+        let spec = rules.cloned().unwrap_or_default();
+        let mut opened = Vec::new();
+        for r in roots {
+            match crate::fs::roots::open(Path::new(r)) {
+                Ok(root) => opened.push((r.clone(), root)),
+                Err(e) => {
+                    open.insert(r.clone(), Err(e.to_string()));
+                }
+            }
         }
+        let mut handles: Vec<Root> = Vec::new();
+        let mut names = Vec::new();
+        for (n, r) in opened {
+            names.push(n);
+            handles.push(r);
+        }
+        match crate::run::apply_rules(&spec.spec(), &spec.read_only_dirs, &mut handles) {
+            Ok(_) => {
+                for (n, r) in names.into_iter().zip(handles) {
+                    open.insert(n, Ok(Arc::new(r)));
+                }
+            }
+            Err(e) => {
+                for n in names {
+                    open.insert(
+                        n,
+                        Err(format!("the session's path rules cannot be built: {e}")),
+                    );
+                }
+            }
+        }
+        Roots { open }
     }
 
     fn get(&mut self, root: &str) -> Result<Arc<Root>, String> {
         self.open
             .entry(root.to_owned())
             .or_insert_with(|| {
-                crate::fs::roots::open(Path::new(root))
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
+                let mut r = crate::fs::roots::open(Path::new(root)).map_err(|e| e.to_string())?;
+                let spec = RuleSpec::default().spec();
+                crate::run::apply_rules(&spec, &[], std::slice::from_mut(&mut r))?;
+                Ok(Arc::new(r))
             })
             .clone()
     }
 
     /// The target `loc` names, resolved by the walk backend as a tool's
-    /// write is (a final symlink is not followed).
+    /// write is (with the session's rules), for the one writer; its parent
+    /// must be the directory [`Roots::place`] reaches without following a
+    /// link.
     fn target(&mut self, loc: &Loc) -> Result<Target, String> {
+        let (dir, _) = self.place(loc)?;
         let root = self.get(&loc.root)?;
         let mut t = resolve_in(&[root], &loc.shown(), MAX_PATH_BYTES).map_err(|e| e.to_string())?;
         walk(&mut t, Final::Link).map_err(|e| e.to_string())?;
+        let id = |d: &Dir| d.dir_metadata().ok().map(|m| (m.dev(), m.ino()));
+        let walked = t.dir().ok().and_then(id);
+        if walked.is_none() || walked != id(&dir) {
+            return Err(
+                "its path now leads through a symbolic link, which a revert never follows"
+                    .to_owned(),
+            );
+        }
         Ok(t)
     }
 
-    /// The directory `loc` is in (the walk's handle), and its name there.
+    /// The directory `loc` is in and its name there, reached from the root
+    /// one directory at a time without following any symbolic link (the
+    /// journal records canonical paths, so the session saw none there: a
+    /// link found now was planted since), and only where the session's
+    /// rules let the tools write (neither hidden nor read-only).
     pub(super) fn place(&mut self, loc: &Loc) -> Result<(Dir, String), String> {
-        let t = self.target(loc)?;
-        let (parent, leaf) = t.parent_and_leaf().map_err(|e| e.to_string())?;
-        let dir = t.open_parent(&parent).map_err(|e| format!("{e}"))?;
-        Ok((dir, leaf))
+        let root = self.get(&loc.root)?;
+        match root.rules.effect(&loc.path, None) {
+            Effect::None => {}
+            Effect::Hidden => return Err("it is hidden by the session's path rules".to_owned()),
+            Effect::ReadOnly => {
+                return Err("it is protected (read-only) by the session's path rules".to_owned());
+            }
+        }
+        let parts: Vec<&str> = loc.path.split('/').collect();
+        let Some((leaf, dirs)) = parts.split_last() else {
+            return Err("the record names no path".to_owned());
+        };
+        if parts.iter().any(|p| matches!(*p, "" | "." | "..")) {
+            return Err("the record's path is not canonical".to_owned());
+        }
+        let mut dir = root.dir.try_clone().map_err(|e| e.to_string())?;
+        for (i, name) in dirs.iter().enumerate() {
+            dir = dir.open_dir_nofollow(name).map_err(|e| {
+                let at = dirs.get(..=i).unwrap_or_default().join("/");
+                match e.raw_os_error() {
+                    Some(c) if c == rustix::io::Errno::LOOP.raw_os_error()
+                        || c == rustix::io::Errno::NOTDIR.raw_os_error() =>
+                    {
+                        format!("'{at}' is not a directory now (a symbolic link is never followed by a revert)")
+                    }
+                    _ => format!("'{at}': {e}"),
+                }
+            })?;
+        }
+        Ok((dir, (*leaf).to_owned()))
     }
 }
 

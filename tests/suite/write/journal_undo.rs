@@ -205,3 +205,66 @@ fn a_refused_undo_stops_the_older_changes_that_depend_on_it() {
     assert!(env.path("doc.txt").is_dir());
     assert_eq!(ino(&env.path("twin.txt")), twin_ino, "{}", out.stdout);
 }
+
+/// Issue 32 item 4. The agent makes `stage`, writes `stage/pre-commit` and
+/// moves it to hook.sh. After the session `stage` is replaced by a symlink
+/// to `.git/hooks`. The revert reaches every place one directory at a time
+/// without following a link, under the session's rules (`.git` is
+/// read-only by default), so it refuses to move hook.sh back, and the older
+/// changes under `stage` wait for it: nothing lands in `.git/hooks`. On
+/// 08ae278 the revert resolved `stage/pre-commit` through the link and
+/// renamed the agent's file to `.git/hooks/pre-commit`.
+#[test]
+fn a_revert_never_follows_a_link_planted_after_the_session_into_git_hooks() {
+    let env = TestEnv::new();
+    env.mkdir(".git/hooks");
+    let journal = env.base().join("journal");
+    let server = Server::start(&args![
+        env.root(),
+        "--journal",
+        &journal,
+        "--hide",
+        "secret"
+    ]);
+    let p = |n: &str| env.path_str(n);
+    server
+        .call("create_directory", json!({"path": p("stage")}))
+        .assert_ok();
+    server
+        .call(
+            "write_file",
+            json!({"path": p("stage/pre-commit"), "content": "#!/bin/sh\necho agent\n"}),
+        )
+        .assert_ok();
+    server
+        .call(
+            "move_file",
+            json!({"source": p("stage/pre-commit"), "destination": p("hook.sh")}),
+        )
+        .assert_ok();
+    drop(server);
+    // The session's rules are in its start record.
+    let records = std::fs::read_to_string(journal.join("journal.jsonl")).unwrap();
+    assert!(records.contains(r#""hide":["secret"]"#), "{records}");
+    std::fs::remove_dir(env.path("stage")).unwrap();
+    std::os::unix::fs::symlink(".git/hooks", env.path("stage")).unwrap();
+    let id = session_id(&journal);
+    let out = revert(&journal, &id);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("symbolic link"), "{}", out.stdout);
+    assert!(
+        std::fs::symlink_metadata(env.path(".git/hooks/pre-commit")).is_err(),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(env.read_string("hook.sh"), "#!/bin/sh\necho agent\n");
+    assert!(
+        std::fs::symlink_metadata(env.path("stage"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_dir(env.path(".git/hooks")).unwrap().count(),
+        0
+    );
+}
