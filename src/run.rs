@@ -48,6 +48,7 @@ pub fn main(hooks: Hooks) -> ExitCode {
             to,
             force,
         }) => crate::journal::revert::revert(&dir, &session, to, force),
+        Command::Audit(crate::cli::AuditCmd::Verify { file }) => crate::audit::chain::verify(&file),
     }
 }
 
