@@ -412,7 +412,7 @@ mod tests {
         }
         // `rank` is exhaustive, so its largest value + 1 is the number of
         // variants: every one is listed above.
-        assert_eq!(all.len(), 53);
+        assert_eq!(all.len(), 54);
     }
 
     #[test]

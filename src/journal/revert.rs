@@ -7,7 +7,7 @@
 //! so an edit made after the session is never clobbered and another file
 //! that took the place is never removed; `--force` first lists the files
 //! that changed since, then undoes anyway. The undo of one change is in
-//! [`super::undo`].
+//! `journal/undo.rs`.
 //!
 //! A change that cannot be undone stops the older changes that depend on
 //! it: every older change to the same path, or to a path beneath it or
