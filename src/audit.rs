@@ -6,15 +6,22 @@
 //! the log's own up to `/`, never by string), the session's random id and
 //! the client's name and version, the record of each call and the rule
 //! that a change is acknowledged only once its record is written and
-//! synced. A record holds the tool, the paths as given and as in-root paths,
-//! the outcome (`ok` or the error's kind), bytes read and written, and for
-//! a change the versions before and after; never a file's content or an
-//! edit's text. If a record cannot be written, later changes are refused
-//! (reads go on) and the reply says why.
+//! synced. A record holds the tool, each path argument (the arguments the
+//! tool's table entry names as paths) as given and as the canonical path
+//! the call resolved it to, the outcome (`ok`, or `error` with the error's
+//! name, [`crate::error::Error::name`]), bytes read and written, and for a
+//! change each file changed (its canonical path) with its versions before
+//! and after; never a file's content or an edit's text. If a record cannot
+//! be written, later changes are refused (reads go on) and the reply says
+//! why.
 //!
-//! The call's facts (bytes, versions) are noted by the readers and the
-//! writer in the call's own [`Noting`], which they are handed with the
-//! call's other facts ([`crate::fs::io::Io`]).
+//! The call's facts (paths resolved, bytes, versions) are noted in the
+//! call's own [`Noting`], a change recorder
+//! ([`crate::fs::record::Recorder`]) the call path puts in the call's
+//! recorder ([`crate::fs::io::Io`]), which the resolver, the readers and
+//! the writers tell. The audit log sits above the filesystem core: it
+//! implements the core's recorder and uses the core's roots, versions and
+//! syncs; the core never names it.
 //! May touch: the log descriptor, and at startup (ambient authority, before
 //! Landlock) the log's path and the directories above it.
 
@@ -28,6 +35,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rustix::fs::{Mode, OFlags};
 use serde_json::{Value, json};
 
+use crate::error::Result;
+use crate::fs::record::{Changed, Op, Place, Recorder};
 use crate::fs::roots::Root;
 use crate::fs::version::Version;
 
@@ -285,7 +294,7 @@ impl Audit {
 
     /// Records one call; returns whether the record was written (and, for
     /// a change, synced).
-    pub fn record(&self, call: Call<'_>) -> bool {
+    pub fn record(&self, call: CallRecord<'_>) -> bool {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         let client = crate::sync::lock(&self.client).clone();
         let mut rec = json!({
@@ -298,8 +307,8 @@ impl Audit {
             "outcome": call.outcome,
         });
         if let Some(obj) = rec.as_object_mut() {
-            if let Some(kind) = call.error {
-                obj.insert("error".to_owned(), json!(kind));
+            if let Some(name) = call.error {
+                obj.insert("error".to_owned(), json!(name));
             }
             if call.note.bytes_read > 0 {
                 obj.insert("bytesRead".to_owned(), json!(call.note.bytes_read));
@@ -327,39 +336,42 @@ impl Audit {
 
 /// One call, for its record.
 #[derive(Debug)]
-pub struct Call<'a> {
+pub struct CallRecord<'a> {
     /// The tool.
     pub tool: &'a str,
-    /// Each path argument: `{"given": …, "canonical": …}` (canonical is
-    /// the root's path and the path beneath it, when it resolved).
+    /// Each path argument: `{"given": …, "canonical": …}` (canonical: the
+    /// root's path and the canonical path beneath it, as the call resolved
+    /// it; `null` when it did not resolve).
     pub paths: Vec<Value>,
     /// `ok` or `error`.
     pub outcome: &'static str,
-    /// The error's kind, for an error.
-    pub error: Option<String>,
+    /// The error's name ([`crate::error::Error::name`]), for an error.
+    pub error: Option<&'static str>,
     /// Whether the tool changes files.
     pub mutation: bool,
-    /// What the readers and the writer noted.
+    /// What the resolver, the readers and the writers noted.
     pub note: Note,
 }
 
-/// What a call read and changed, as its readers and writer noted it.
+/// What a call resolved, read and changed, as noted.
 #[derive(Debug, Default)]
 pub struct Note {
+    /// Each path resolved, in order: as given, and its canonical path.
+    pub resolved: Vec<(String, String)>,
     /// Bytes read from files.
     pub bytes_read: u64,
     /// Bytes written to files.
     pub bytes_written: u64,
-    /// Each file changed: its in-root path as given to the writer, and its
-    /// versions before (`None`: it did not exist, or is over the read
-    /// limit) and after (`None`: removed or moved away).
-    pub changes: Vec<Change>,
+    /// Each file changed: its canonical path, and its versions before
+    /// (`None`: it did not exist, or is over the read limit) and after
+    /// (`None`: removed or moved away).
+    pub changes: Vec<Touched>,
 }
 
-/// One file changed.
+/// One file changed, as the record shows it.
 #[derive(Debug, Clone)]
-pub struct Change {
-    /// The path as the client gave it.
+pub struct Touched {
+    /// Its canonical path.
     pub path: String,
     /// The version before the change.
     pub before: Option<Version>,
@@ -367,50 +379,75 @@ pub struct Change {
     pub after: Option<Version>,
 }
 
-/// What a call reads and changes, noted as it goes by the readers and the
-/// writer it is handed to (in the call's [`crate::fs::io::Io`]), when the
-/// session is audited; nothing is noted otherwise.
+impl Note {
+    /// The canonical path noted for each of `given` (the call's path
+    /// arguments, in order): each takes the first unused path resolved
+    /// from the same spelling; `None` for one never resolved.
+    pub fn canonical(&mut self, given: &[String]) -> Vec<Option<String>> {
+        given
+            .iter()
+            .map(|g| {
+                let at = self.resolved.iter().position(|(r, _)| r == g)?;
+                Some(self.resolved.remove(at).1)
+            })
+            .collect()
+    }
+}
+
+/// What a call resolves, reads and changes, noted as it goes: the audit
+/// log's change recorder, one per call of an audited session.
 #[derive(Debug, Default)]
-pub struct Noting(Option<Mutex<Note>>);
+pub struct Noting(Mutex<Note>);
 
 impl Noting {
-    /// Noting nothing (no audit log, or not a call: the journal's revert,
-    /// tests).
-    pub const OFF: Noting = Noting(None);
-
-    /// Noting a call's facts, for its audit record.
-    pub fn on() -> Noting {
-        Noting(Some(Mutex::new(Note::default())))
-    }
-
-    /// Whether a call's facts are being noted (the writer hashes the old
-    /// file only then).
-    pub fn active(&self) -> bool {
-        self.0.is_some()
-    }
-
-    /// `bytes` read from a file.
-    pub fn read(&self, bytes: u64) {
-        if let Some(n) = &self.0 {
-            let mut n = crate::sync::lock(n);
-            n.bytes_read = n.bytes_read.saturating_add(bytes);
-        }
-    }
-
-    /// A file changed, with `bytes` written.
-    pub fn changed(&self, change: Change, bytes: u64) {
-        if let Some(n) = &self.0 {
-            let mut n = crate::sync::lock(n);
-            n.bytes_written = n.bytes_written.saturating_add(bytes);
-            n.changes.push(change);
-        }
-    }
-
     /// What was noted so far (taken: the record is made once).
     pub fn take(&self) -> Note {
-        match &self.0 {
-            Some(n) => std::mem::take(&mut *crate::sync::lock(n)),
-            None => Note::default(),
+        std::mem::take(&mut *crate::sync::lock(&self.0))
+    }
+}
+
+impl Recorder for Noting {
+    fn before(&self) -> bool {
+        true
+    }
+
+    fn paths(&self) -> bool {
+        true
+    }
+
+    fn resolved(&self, place: &Place) {
+        let mut n = crate::sync::lock(&self.0);
+        n.resolved.push((place.given.clone(), place.shown.clone()));
+    }
+
+    fn read(&self, bytes: u64) {
+        let mut n = crate::sync::lock(&self.0);
+        n.bytes_read = n.bytes_read.saturating_add(bytes);
+    }
+
+    fn changed(&self, c: &Changed<'_>) -> Result<()> {
+        let mut n = crate::sync::lock(&self.0);
+        n.bytes_written = n.bytes_written.saturating_add(c.bytes);
+        let to = Touched {
+            path: c.at.shown.clone(),
+            before: c.before.clone(),
+            after: c.after.clone(),
+        };
+        match &c.op {
+            // Moved away from one place, to another.
+            Op::Move { from, .. } => n.changes.extend([
+                Touched {
+                    path: from.shown.clone(),
+                    after: None,
+                    ..to.clone()
+                },
+                Touched { before: None, ..to },
+            ]),
+            // A directory made: the call's record names the path asked
+            // for, and the undo journal records each directory made.
+            Op::Mkdir => {}
+            _ => n.changes.push(to),
         }
+        Ok(())
     }
 }

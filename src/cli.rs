@@ -38,7 +38,9 @@ one that leaves no tool enabled, stops startup with exit status 2.
 Path rules: control files that other programs execute or obey (.git, .hg, .svn,
 .jj, .claude except commands/agents/skills, .cursor, .vscode, .idea, .zed,
 .gemini, .devcontainer, .husky, .mcp.json, .envrc, .pre-commit-config.yaml,
-.yarnrc.yml) are read-only by default; --no-default-protection lifts them,
+.yarnrc.yml, and in homes shell start-up files, .ssh, .gitconfig, .config/git,
+autostart, systemd user units, editor configs, .npmrc, pyvenv.cfg, .codex: all
+listed by --print-config) are read-only by default; --no-default-protection lifts them,
 --allow-path one of them. --hide and --read-only-path add rules; nothing a
 client sends lifts one. Client roots narrow, rules subtract, selectors remove tools.
 
@@ -201,6 +203,9 @@ pub struct FsArgs {
     /// Largest file read whole, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::limits::MAX_READ_BYTES)]
     pub max_read_bytes: u64,
+    /// Largest file copy_file copies, in bytes (its size, holes counted).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::limits::MAX_COPY_BYTES)]
+    pub max_copy_bytes: u64,
     /// Entries a directory_tree or search_files walk visits before truncating.
     #[arg(long, value_name = "N", default_value_t = crate::limits::MAX_WALK_ENTRIES)]
     pub max_entries: usize,

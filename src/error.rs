@@ -8,6 +8,7 @@
 //! May touch: nothing (no I/O).
 
 mod kind;
+mod name;
 mod os;
 mod startup;
 

@@ -19,8 +19,13 @@
 //! Beside them: [`text`] (pure code: edit matching, the diff, globs,
 //! formatting), [`error`] (the one error type), [`policy`] (selectors),
 //! [`limits`] (every bound), [`progress`] (throttled progress reports),
-//! [`cli`] and [`run`] (startup), [`log`] (the one log format), [`audit`]
-//! (the audit log), [`journal`] (the undo journal).
+//! [`cli`] and [`run`] (startup), [`log`] (the one log format).
+//!
+//! Above [`fs`], beside [`tools`]: [`audit`] (the audit log) and
+//! [`journal`] (the undo journal). Each implements the core's change
+//! recorder ([`fs::record::Recorder`]) and uses the core's roots, versions
+//! and syncs; the core imports neither, and the edge ([`mcp`]) puts them in
+//! each call's recorder ([`fs::io::Io`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 // Stderr and stdout may be closed: `eprintln!` and `println!` panic there.
@@ -38,15 +43,15 @@ pub mod audit;
 pub mod cli;
 pub mod error;
 pub mod fs;
-#[cfg(test)]
-mod globals;
 pub mod journal;
 pub mod limits;
+#[cfg(test)]
+mod lints;
 pub mod log;
 pub mod mcp;
-pub mod memory;
 pub mod policy;
 pub mod progress;
+pub mod reply_budget;
 pub mod rules;
 pub mod run;
 pub mod sync;

@@ -106,6 +106,39 @@ pub const MAX_RESOLVE_DEPTH: usize = 1024;
 /// `MAXSYMLINKS`): in-root symlinks are followed by tuls itself.
 pub const MAX_SYMLINK_HOPS: usize = 40;
 
+// --- git: what the repositories in a root make git run or obey
+// (src/fs/gitdirs). Past each, a warning names the limit and what is
+// left unprotected; the `.git` entries themselves stay read-only by the
+// built-in rule.
+
+/// Repositories (`.git` entries) read in one root.
+pub const MAX_GIT_REPOS: usize = 256;
+
+/// Directories searched for `.git` entries in one root, breadth first
+/// from its top: four system calls each, about 12 ms for a 10,000-file
+/// tree of 1,111 directories and 85 ms at this limit (a 100,000-file
+/// tree), on a shared 2-core machine (docs/path-rules.md).
+pub const MAX_GIT_SCAN_DIRS: usize = 10_000;
+
+/// Directory entries looked at in that search.
+pub const MAX_GIT_SCAN_ENTRIES: usize = 200_000;
+
+/// How deep beneath a root the search for `.git` entries goes.
+pub const MAX_GIT_SCAN_DEPTH: usize = 16;
+
+/// Bytes of one git config (or `.git` file, `commondir`) read.
+pub const MAX_GIT_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// Configs included (`include.path`, `includeIf.*.path`) read in one
+/// search of a root.
+pub const MAX_GIT_INCLUDES: usize = 64;
+
+/// How deep includes are followed (git's own limit is 10).
+pub const MAX_GIT_INCLUDE_DEPTH: usize = 10;
+
+/// Entries of one git or hooks directory looked at for links.
+pub const MAX_GIT_HOOK_ENTRIES: usize = 1024;
+
 /// Bytes of one extended-attribute list or value copied onto a replaced
 /// file (Linux's own `XATTR_LIST_MAX` and `XATTR_SIZE_MAX`).
 pub const MAX_XATTR_BYTES: usize = 64 * 1024;
@@ -118,6 +151,16 @@ pub const MAX_APPEND_BYTES: u64 = 32 * 1024 * 1024;
 /// Bytes `copy_file` asks the kernel to copy per `copy_file_range` call;
 /// the copy checks for cancellation between calls.
 pub const COPY_CHUNK_BYTES: usize = 64 * 1024 * 1024;
+
+/// The largest file `copy_file` copies, by its size (the apparent size,
+/// holes counted: known before a byte is copied, and what a copy must
+/// write where holes cannot be kept) (`--max-copy-bytes`). Holes are kept
+/// where the filesystem reports them, so a copy costs its data; this bounds
+/// what one call may write to disk and how long it runs (4 GiB takes tens
+/// of seconds at disk speed), while covering the files an agent copies in a
+/// project (sources, images, archives, databases). A bigger file is the
+/// operator's to copy.
+pub const MAX_COPY_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
 /// Edits per `edit_file` call.
 pub const MAX_EDITS: usize = 1024;
@@ -250,6 +293,8 @@ pub struct Limits {
     pub max_path_bytes: usize,
     /// See [`MAX_EDITS`].
     pub max_edits: usize,
+    /// See [`MAX_COPY_BYTES`].
+    pub max_copy_bytes: u64,
     /// See [`MAX_REQUEST_BYTES`].
     pub max_request_bytes: usize,
     /// See [`ROOTS_WAIT_SECS`].
@@ -276,6 +321,7 @@ impl Default for Limits {
             max_exclude_patterns: MAX_EXCLUDE_PATTERNS,
             max_path_bytes: MAX_PATH_BYTES,
             max_edits: MAX_EDITS,
+            max_copy_bytes: MAX_COPY_BYTES,
             max_request_bytes: MAX_REQUEST_BYTES,
             roots_wait_secs: ROOTS_WAIT_SECS,
             max_pending_reply_bytes: MAX_PENDING_REPLY_BYTES,

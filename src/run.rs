@@ -142,9 +142,16 @@ pub(crate) fn apply_rules(
     opened: &mut [roots::Root],
 ) -> Result<serde_json::Value, String> {
     use crate::rules::{Effect, Matcher, Rules, config};
-    let (rules, notes) = config::build(spec)?;
+    let config::Built {
+        rules,
+        notes,
+        warnings,
+    } = config::build(spec)?;
     for n in &notes {
         tracing::info!("path rules: {n}");
+    }
+    for w in &warnings {
+        tracing::warn!("path rules: {w}");
     }
     let mut used = vec![false; dirs.len()];
     let mut shown: Vec<serde_json::Value> = Vec::new();
@@ -191,7 +198,8 @@ pub(crate) fn apply_rules(
             mine.push(rule);
         }
         own.push(mine.clone());
-        root.rules = if mine.len() == rules.len() {
+        // git rules are a root's own (src/fs/gitdirs): with them, no sharing.
+        root.rules = if mine.len() == rules.len() && spec.no_default {
             match &shared {
                 Some(r) => r.clone(),
                 None => shared
@@ -203,6 +211,19 @@ pub(crate) fn apply_rules(
         };
     }
     nest(opened, own)?;
+    // git: what each root's repositories make git run or obey, read-only
+    // with the built-in set (src/fs/gitdirs).
+    if !spec.no_default {
+        let allow: Vec<&str> = spec.allow.iter().map(String::as_str).collect();
+        let obeyed = std::sync::Arc::new(Rules::new(rules.clone())?);
+        for root in opened.iter() {
+            shown.extend(crate::fs::gitdirs::install(
+                root,
+                &allow,
+                Some(obeyed.clone()),
+            ));
+        }
+    }
     if let Some(i) = used.iter().position(|u| !u) {
         return Err(format!(
             "--read-only-dir '{}' is not inside any allowed directory",
@@ -270,6 +291,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
     };
     let limits = Limits {
         max_read_bytes: args.max_read_bytes,
+        max_copy_bytes: args.max_copy_bytes,
         max_walk_entries: args.max_entries,
         max_walk_depth: args.max_depth,
         max_paths_per_batch: args.max_paths,
@@ -341,7 +363,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
                 }
             };
             match crate::journal::open(dir, &opened, args.journal_max_bytes, session, rule_spec) {
-                Ok(j) => Some(crate::journal::install(j)),
+                Ok(j) => Some(Arc::new(j)),
                 Err(e) => return config_error(e),
             }
         }
@@ -356,7 +378,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
         Status::Disabled
     } else {
         let refs: Vec<&roots::Root> = opened.iter().collect();
-        match sandbox::restrict(&refs, read_only, journal.map(|j| j.dir())) {
+        match sandbox::restrict(&refs, read_only, journal.as_deref().map(|j| j.dir())) {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!(error = %e, "Landlock could not be applied; running without it");
@@ -408,7 +430,15 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
              tuls: `npx -y @modelcontextprotocol/inspector@0.15.0 tuls filesystem DIR`. Press Ctrl-D to quit."
         );
     }
-    let server = match Server::new(scope, policy, limits, !args.no_client_roots, audit, threads) {
+    let records = (audit, journal);
+    let server = match Server::new(
+        scope,
+        policy,
+        limits,
+        !args.no_client_roots,
+        records,
+        threads,
+    ) {
         Ok(server) => server,
         Err(e) => return stop(&StartupError::Start(e)),
     };

@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
 """Validates every vector of the escape corpus against corpus/escape/schema.json
 (JSON Schema 2020-12) and checks that ids are unique and match file names.
-Usage: python3 corpus/escape/validate.py [corpus/escape/v1]   (needs `jsonschema`)"""
+Every *.json beneath the corpus directory (v1/: the escape pack, unchanged
+since 1.0; v2/<pack>/: the 2.0 packs) is a vector.
+Usage: python3 corpus/escape/validate.py [corpus/escape]   (needs `jsonschema`)"""
 import json, pathlib, sys
 import jsonschema
 
 here = pathlib.Path(__file__).resolve().parent
-corpus = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else here / "v1"
+corpus = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else here
 schema = json.loads((here / "schema.json").read_text())
 jsonschema.Draft202012Validator.check_schema(schema)
 validator = jsonschema.Draft202012Validator(schema)
 errors, ids = 0, set()
-files = sorted(corpus.glob("*.json"))
+files = sorted(f for f in corpus.rglob("*.json") if f.name != "schema.json")
 for f in files:
     v = json.loads(f.read_text())
     for e in validator.iter_errors(v):
         errors += 1
         print(f"{f.name}: {'/'.join(map(str, e.path))}: {e.message}")
+    if v.get("pack", "escape") != {"v1": "escape"}.get(f.parent.name, f.parent.name):
+        errors += 1
+        print(f"{f.name}: pack {v.get('pack', 'escape')!r} does not match its folder {f.parent.name}")
     if v.get("id") != f.stem:
         errors += 1
         print(f"{f.name}: id {v.get('id')!r} does not match the file name")

@@ -17,7 +17,7 @@
 //!   paths from the path alphabet, globs from the glob alphabet, content,
 //!   edits, head/tail, and sometimes an unknown extra field.
 //!
-//! A JSON-RPC line goes through `mcp::framing::top_level_id` (the oversized-line
+//! A JSON-RPC line goes through `mcp::lines::top_level_id` (the oversized-line
 //! id scraper), and if it parses, its `params.name` (a string) is dispatched
 //! with its `params.arguments`.
 //!
@@ -366,7 +366,7 @@ fuzz_target!(|data: &[u8]| {
                 .unwrap_or_else(|_| structured(env, name, rest));
             ((*name).to_owned(), args)
         } else {
-            let _ = tuls::mcp::framing::top_level_id(rest);
+            let _ = tuls::mcp::lines::top_level_id(rest);
             let Ok(line) = serde_json::from_slice::<Value>(&expand(env, rest)) else {
                 continue;
             };

@@ -6,19 +6,40 @@ can prove it sees escapes: containment is a string-prefix check on the
 lexically normalised path (no separator, no realpath), symlinks are followed
 by every call, FIFOs are opened blocking, nothing checks races.
 
-Usage: python3 naive_server.py DIR      (MCP over stdio, tools named as the
-reference server's). Standard library only.
-"""
-import base64, json, os, sys
+Its path rules are naive too: `--read-only NAME` and `--hide NAME` match a
+component of the path as spelled (after lexical `..`), so a symlink, a hard
+link, a renamed parent or a listing goes around them.
 
-ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.getcwd()
+Usage: python3 naive_server.py DIR [--read-only NAME]... [--hide NAME]...
+(MCP over stdio, tools named as the reference server's). Standard library only.
+"""
+import base64, fnmatch, json, os, shutil, sys
+
+ARGS = sys.argv[1:]
+READ_ONLY, HIDE = [], []
+while "--read-only" in ARGS or "--hide" in ARGS:
+    for flag, into in (("--read-only", READ_ONLY), ("--hide", HIDE)):
+        if flag in ARGS:
+            i = ARGS.index(flag)
+            into.append(ARGS[i + 1])
+            del ARGS[i:i + 2]
+ROOT = os.path.abspath(ARGS[0]) if ARGS else os.getcwd()
 CAP = 1 << 20  # a naive server, but not one that eats the CI machine
 
 
-def check(p):
+def ruled(full, names):
+    parts = os.path.relpath(full, ROOT).split(os.sep)
+    return any(fnmatch.fnmatchcase(c, n.strip("/")) for c in parts for n in names)
+
+
+def check(p, write=False):
     full = os.path.abspath(os.path.join(ROOT, p))   # relative paths: under the root
     if not full.startswith(ROOT):                    # the CVE-2025-53110 mistake
         raise PermissionError(f"Access denied - path outside allowed directories: {full}")
+    if ruled(full, HIDE):
+        raise PermissionError(f"Access denied - {p} is hidden")
+    if write and ruled(full, READ_ONLY):
+        raise PermissionError(f"Access denied - {p} is read-only")
     return full                                      # ...and symlinks are followed
 
 
@@ -69,11 +90,18 @@ def tool(name, a):
                 parts.append(f"{p}: Error - {e}")
         return "\n---\n".join(parts)
     if name == "write_file":
-        with open(check(a["path"]), "w") as f:
+        with open(check(a["path"], True), "w") as f:
             f.write(a["content"])
         return f"Successfully wrote to {a['path']}"
+    if name == "append_file":
+        with open(check(a["path"], True), "a") as f:
+            f.write(a["content"])
+        return f"Successfully appended to {a['path']}"
+    if name == "copy_file":
+        shutil.copy2(check(a["source"]), check(a["destination"], True))
+        return f"Successfully copied {a['source']} to {a['destination']}"
     if name == "edit_file":
-        p = check(a["path"])
+        p = check(a["path"], True)
         with open(p) as f:
             text = f.read(CAP)
         for e in a["edits"]:
@@ -85,7 +113,7 @@ def tool(name, a):
                 f.write(text)
         return "OK"
     if name == "create_directory":
-        os.makedirs(check(a["path"]), exist_ok=True)
+        os.makedirs(check(a["path"], True), exist_ok=True)
         return f"Successfully created directory {a['path']}"
     if name in ("list_directory", "list_directory_with_sizes"):
         p = check(a["path"])
@@ -99,7 +127,7 @@ def tool(name, a):
     if name == "directory_tree":
         return json.dumps(tree(check(a["path"])), indent=2)
     if name == "move_file":
-        os.rename(check(a["source"]), check(a["destination"]))
+        os.rename(check(a["source"]), check(a["destination"], True))
         return f"Successfully moved {a['source']} to {a['destination']}"
     if name == "search_files":
         return search(check(a["path"]), a["pattern"])
@@ -111,7 +139,7 @@ def tool(name, a):
     raise ValueError(f"Unknown tool: {name}")
 
 
-TOOLS = ["read_text_file", "read_media_file", "read_multiple_files", "write_file", "edit_file",
+TOOLS = ["read_text_file", "read_media_file", "read_multiple_files", "write_file", "append_file", "edit_file", "copy_file",
          "create_directory", "list_directory", "list_directory_with_sizes", "directory_tree",
          "move_file", "search_files", "get_file_info", "list_allowed_directories"]
 

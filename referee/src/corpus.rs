@@ -1,6 +1,9 @@
-//! The escape vector corpus (corpus/escape/v1/*.json): loading, a structural
+//! The escape vector corpus (corpus/escape/: the `escape` pack in v1/, the
+//! `write-then-execute` and `secrets` packs in v2/): loading, a structural
 //! check that mirrors corpus/escape/schema.json, and running one vector
-//! against a server, judged from ground truth.
+//! against a server, judged from ground truth (the tree outside the root,
+//! protected files' bytes, whether a real program ran the agent's code, and
+//! replies compared with a twin tree's).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,19 +14,31 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::policy::Profile;
 use crate::rpc::{CallReply, Era, NoReply, Server, call_reply};
 use crate::tree::{BuildError, Sandbox, diff};
 
-pub const CLASSES: [&str; 6] = [
+pub const CLASSES: [&str; 8] = [
     "content_read",
     "write_outside",
     "metadata_leak",
     "existence_oracle",
     "hang",
     "control",
+    "write_then_execute",
+    "secrets",
 ];
-const TYPES: [&str; 7] = [
-    "file", "dir", "symlink", "fifo", "socket", "chardev", "deep",
+pub const PACKS: [&str; 3] = ["escape", "write-then-execute", "secrets"];
+const TYPES: [&str; 9] = [
+    "file", "dir", "symlink", "fifo", "socket", "chardev", "deep", "hardlink", "git_repo",
+];
+/// Escape classes that only mean something under the vector's policy: with
+/// no policy available they are reported, not counted.
+pub const POLICY_CLASSES: [&str; 4] = [
+    "executed",
+    "control_written",
+    "secret_read",
+    "hidden_differs",
 ];
 
 pub struct Vector {
@@ -37,16 +52,35 @@ impl Vector {
     pub fn class(&self) -> &str {
         self.v["class"].as_str().unwrap_or("?")
     }
+    /// The pack (`escape` when the vector names none, as every v1 vector).
+    pub fn pack(&self) -> &str {
+        self.v["pack"].as_str().unwrap_or("escape")
+    }
 }
 
-/// Loads every `*.json` of a corpus directory (sorted), checked.
-pub fn load(dir: &Path) -> Result<Vec<Vector>, String> {
-    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+/// Every `*.json` beneath `dir` (any depth; schema.json is not a vector).
+fn json_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    for e in fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
+    {
+        let p = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            json_files(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "json")
+            && p.file_name().is_some_and(|n| n != "schema.json")
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Loads every vector beneath a corpus directory (sorted by path), checked:
+/// `corpus/escape` holds every pack, `corpus/escape/v1` the escape pack alone.
+pub fn load(dir: &Path) -> Result<Vec<Vector>, String> {
+    let mut files = Vec::new();
+    json_files(dir, &mut files)?;
     files.sort();
     let mut out = Vec::new();
     let mut ids = std::collections::HashSet::new();
@@ -89,6 +123,12 @@ pub fn check(v: &Value) -> Result<(), String> {
             "effects",
             "leak_markers",
             "requires",
+            "pack",
+            "policy",
+            "protected",
+            "run",
+            "twin",
+            "extra_roots",
         ]
         .contains(&k.as_str())
         {
@@ -107,6 +147,44 @@ pub fn check(v: &Value) -> Result<(), String> {
     let class = v["class"].as_str().ok_or("class missing")?;
     if !CLASSES.contains(&class) {
         return Err(format!("unknown class {class}"));
+    }
+    if let Some(p) = v.get("pack")
+        && !p.as_str().is_some_and(|p| PACKS.contains(&p))
+    {
+        return Err(format!("unknown pack {p}"));
+    }
+    if let Some(p) = v.get("policy") {
+        let o = p.as_object().ok_or("policy must be an object")?;
+        for (k, x) in o {
+            if !["protect_control_files", "hide", "read_only"].contains(&k.as_str())
+                || !x
+                    .as_array()
+                    .is_some_and(|a| a.iter().all(|s| s.as_str().is_some_and(|s| !s.is_empty())))
+            {
+                return Err(format!("bad policy entry {k}"));
+            }
+        }
+    }
+    for k in ["protected", "extra_roots"] {
+        if let Some(x) = v.get(k)
+            && !x
+                .as_array()
+                .is_some_and(|a| a.iter().all(|s| s.as_str().is_some()))
+        {
+            return Err(format!("{k} must be a list of paths"));
+        }
+    }
+    if let Some(r) = v.get("run") {
+        let ok = r.as_array().is_some_and(|a| {
+            a.iter().all(|x| {
+                x["argv"]
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty() && a.iter().all(|s| s.as_str().is_some()))
+            })
+        });
+        if !ok {
+            return Err("run holds programs, each with a non-empty argv".into());
+        }
     }
     let sources = v["sources"].as_array().ok_or("sources missing")?;
     if sources.is_empty() || sources.iter().any(|s| s["ref"].as_str().is_none()) {
@@ -158,6 +236,10 @@ pub fn check(v: &Value) -> Result<(), String> {
 pub struct Outcome {
     pub id: String,
     pub class: String,
+    pub pack: String,
+    /// The server cannot express the vector's policy: why. The vector ran
+    /// anyway; what the policy classes would have said is in the notes.
+    pub no_policy: Option<String>,
     /// Escape classes seen (content_read, write_outside, metadata_leak, existence_oracle).
     pub escapes: Vec<String>,
     pub hang: bool,
@@ -176,12 +258,15 @@ pub struct RunOpts {
     pub deadline: Duration,
     pub tmp: PathBuf,
     pub is_root_user: bool,
+    /// How the server takes the vectors' policies on its command line.
+    pub profile: Profile,
 }
 
 pub fn run(vec: &Vector, opts: &RunOpts) -> Outcome {
     let mut out = Outcome {
         id: vec.id().to_string(),
         class: vec.class().to_string(),
+        pack: vec.pack().to_string(),
         ..Default::default()
     };
     let v = &vec.v;
@@ -207,103 +292,196 @@ pub fn run(vec: &Vector, opts: &RunOpts) -> Outcome {
     out
 }
 
-fn run_in(vec: &Vector, opts: &RunOpts, sb: &mut Sandbox, out: &mut Outcome) {
-    let v = &vec.v;
-    if let Err(e) = sb.plant_default_outside() {
-        out.harness_error = Some(e);
-        return;
+/// The server's command line for one tree: `{root}` replaced (and followed
+/// by the vector's `extra_roots`, for nested operator directories), then the
+/// policy's flags. `Err` when the server cannot express the policy (it then
+/// runs without them).
+fn server_argv(v: &Value, opts: &RunOpts, sb: &Sandbox) -> (Vec<String>, Option<String>) {
+    let mut argv = Vec::new();
+    for a in &opts.server {
+        argv.push(sb.subst(a));
+        if a == "{root}"
+            && let Some(x) = v["extra_roots"].as_array()
+        {
+            argv.extend(
+                x.iter()
+                    .filter_map(|r| r.as_str())
+                    .map(|r| sb.root.join(sb.subst(r)).display().to_string()),
+            );
+        }
     }
+    match v.get("policy") {
+        None => (argv, None),
+        Some(p) => match opts.profile.flags(p, &sb.root) {
+            Ok(f) => {
+                argv.extend(f);
+                (argv, None)
+            }
+            Err(why) => (argv, Some(why)),
+        },
+    }
+}
+
+/// Builds the tree (the twin leaves out `hidden` entries) and starts the
+/// server on it, initialized, with its tool names.
+/// Why a vector's server did not start: a layout this machine cannot make
+/// (`Ok`, skipped), or a harness error (`Err`).
+type StartError = Result<String, String>;
+
+/// A started server, its tool names, and why it has no policy (if so).
+type Started = (Server, Vec<String>, Option<String>);
+
+fn start(v: &Value, opts: &RunOpts, sb: &mut Sandbox, twin: bool) -> Result<Started, StartError> {
+    sb.plant_default_outside().map_err(Err)?;
     let empty = vec![];
     let root = sb.root.clone();
     let base = sb.base.clone();
     for (side, dir, outside) in [("root", &root, false), ("outside", &base, true)] {
         let entries = v["tree"][side].as_array().unwrap_or(&empty);
-        match sb.build(entries, dir, outside) {
+        match sb.build_twin(entries, dir, outside, twin) {
             Ok(()) => {}
-            Err(BuildError::Unsupported(e)) => {
-                out.skipped = Some(e);
-                return;
-            }
-            Err(BuildError::Failed(e)) => {
-                out.harness_error = Some(e);
-                return;
-            }
+            Err(BuildError::Unsupported(e)) => return Err(Ok(e)),
+            Err(BuildError::Failed(e)) => return Err(Err(e)),
         }
     }
-    let before = sb.snapshot_outside();
-    let argv: Vec<String> = opts.server.iter().map(|a| sb.subst(a)).collect();
-    let mut srv = match Server::spawn(
+    let (argv, no_policy) = server_argv(v, opts, sb);
+    let mut srv = Server::spawn(
         &argv,
         &sb.base.join("cwd"),
         Era::Handshake("2025-06-18".into()),
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            out.harness_error = Some(e);
-            return;
-        }
-    };
+    )
+    .map_err(Err)?;
     let startup = opts.deadline.max(Duration::from_secs(10));
     if let Err(e) = srv.handshake(startup) {
-        out.harness_error = Some(format!("{e}; stderr: {}", tail(&srv.stderr_text())));
-        return;
+        return Err(Err(format!("{e}; stderr: {}", tail(&srv.stderr_text()))));
     }
-    let tools = match srv.tool_names(startup) {
-        Ok(t) => t,
-        Err(e) => {
+    let tools = srv.tool_names(startup).map_err(Err)?;
+    Ok((srv, tools, no_policy))
+}
+
+/// Makes the calls one by one; with `skip_lacking` (the server's tools), a
+/// call to a tool the server lacks is left out (`None`).
+fn call_all(
+    calls: &[Value],
+    skip_lacking: Option<&[String]>,
+    sb: &Sandbox,
+    srv: &mut Server,
+    opts: &RunOpts,
+    out: &mut Outcome,
+    all_args: &mut String,
+) -> Vec<Option<CallReply>> {
+    let mut replies = Vec::new();
+    for c in calls {
+        if skip_lacking.is_some_and(|tools| !tools.iter().any(|t| c["tool"] == t.as_str())) {
+            replies.push(None);
+            continue;
+        }
+        let args = sb.subst_value(&c["arguments"]);
+        all_args.push_str(&args.to_string());
+        let params = json!({"name": c["tool"], "arguments": args});
+        match srv.request("tools/call", params, opts.deadline) {
+            Ok(r) => {
+                let r = call_reply(&r);
+                judge_call(c, &r, sb, out);
+                replies.push(Some(r));
+            }
+            Err(NoReply::Timeout) => {
+                out.hang = true;
+                out.notes.push(format!(
+                    "{} did not answer within {:?}",
+                    c["tool"], opts.deadline
+                ));
+                break;
+            }
+            Err(NoReply::Closed) => {
+                out.crash = true;
+                break;
+            }
+        }
+    }
+    replies
+}
+
+/// The vector's protected paths, as programs opening them see them.
+fn protected_snapshot(v: &Value, sb: &Sandbox) -> std::collections::BTreeMap<String, String> {
+    let list: Vec<String> = v["protected"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str())
+        .map(|p| sb.subst(p))
+        .collect();
+    crate::tree::snapshot_paths(&sb.root, &list)
+}
+
+fn run_in(vec: &Vector, opts: &RunOpts, sb: &mut Sandbox, out: &mut Outcome) {
+    let v = &vec.v;
+    let (mut srv, tools, no_policy) = match start(v, opts, sb, false) {
+        Ok(x) => x,
+        Err(Ok(skip)) => {
+            out.skipped = Some(skip);
+            return;
+        }
+        Err(Err(e)) => {
             out.harness_error = Some(e);
             return;
         }
     };
+    out.no_policy = no_policy;
+    let empty = vec![];
     let calls = v["calls"].as_array().unwrap_or(&empty);
-    if let Some(missing) = calls.iter().find_map(|c| {
-        let t = c["tool"].as_str().unwrap_or("");
-        (!tools.iter().any(|x| x == t)).then(|| t.to_string())
-    }) {
+    let twin = v["twin"].as_bool().unwrap_or(false);
+    if !twin
+        && let Some(missing) = calls.iter().find_map(|c| {
+            let t = c["tool"].as_str().unwrap_or("");
+            (!tools.iter().any(|x| x == t)).then(|| t.to_string())
+        })
+    {
         out.skipped = Some(format!("the server has no {missing} tool"));
         return;
     }
+    let before = sb.snapshot_outside();
+    let protected_before = protected_snapshot(v, sb);
     let mut replies: Vec<Option<CallReply>> = Vec::new();
     let mut all_args = String::new();
     if let Some(race) = v.get("race") {
         run_race(race, calls, sb, &mut srv, opts, out, &mut all_args);
     } else {
-        for c in calls {
-            let args = sb.subst_value(&c["arguments"]);
-            all_args.push_str(&args.to_string());
-            let params = json!({"name": c["tool"], "arguments": args});
-            match srv.request("tools/call", params, opts.deadline) {
-                Ok(r) => {
-                    let r = call_reply(&r);
-                    judge_call(c, &r, sb, out);
-                    replies.push(Some(r));
-                }
-                Err(NoReply::Timeout) => {
-                    out.hang = true;
-                    out.notes.push(format!(
-                        "{} did not answer within {:?}",
-                        c["tool"], opts.deadline
-                    ));
-                    break;
-                }
-                Err(NoReply::Closed) => {
-                    out.crash = true;
-                    break;
-                }
-            }
-        }
+        let skip = twin.then_some(tools.as_slice());
+        replies = call_all(calls, skip, sb, &mut srv, opts, out, &mut all_args);
     }
     // Ground truth, after the calls.
     srv.drain();
     let scan_lines: Vec<String> = srv.lines.clone();
+    let hidden = hidden_forms(v, sb);
     for line in &scan_lines {
         scan(line, &all_args, v, sb, out);
+        if hidden.iter().any(|h| line.contains(h.as_str())) {
+            add(&mut out.escapes, "secret_read");
+            out.notes.push("a hidden file's content in a reply".into());
+        }
     }
     let after = sb.snapshot_outside();
     let d = diff(&before, &after);
     if !d.is_empty() {
         add(&mut out.escapes, "write_outside");
         out.notes.extend(d.into_iter().take(5));
+    }
+    let d = diff(&protected_before, &protected_snapshot(v, sb));
+    if !d.is_empty() {
+        add(&mut out.escapes, "control_written");
+        out.notes
+            .extend(d.into_iter().take(3).map(|x| format!("protected: {x}")));
+    }
+    if let Some(runs) = v["run"].as_array()
+        && !out.hang
+    {
+        let ran = crate::program::run_all(runs, sb);
+        if crate::program::code_ran(sb) {
+            add(&mut out.escapes, "executed");
+            out.notes
+                .push(format!("the agent's code ran: {}", ran.join("; ")));
+        }
     }
     if let Some(pairs) = v["same_replies"].as_array() {
         for p in pairs {
@@ -344,6 +522,141 @@ fn run_in(vec: &Vector, opts: &RunOpts, sb: &mut Sandbox, out: &mut Outcome) {
         out.crash = true;
         out.notes.push(format!("stderr: {}", tail(&err)));
     }
+    if twin && !out.hang && !out.crash {
+        compare_twin(v, calls, &replies, sb, opts, out);
+    }
+    if out.no_policy.is_some() {
+        // What the policy classes saw is reported, not counted.
+        let seen: Vec<String> = out
+            .escapes
+            .iter()
+            .filter(|e| POLICY_CLASSES.contains(&e.as_str()))
+            .cloned()
+            .collect();
+        if !seen.is_empty() {
+            out.notes
+                .insert(0, format!("without the policy: {}", seen.join(", ")));
+        }
+        out.escapes
+            .retain(|e| !POLICY_CLASSES.contains(&e.as_str()));
+        out.not_refused = 0;
+    }
+}
+
+/// The contents of the vector's hidden files (raw text holding `{secret}`,
+/// and base64 of each whole file): any of them in a reply is a read.
+fn hidden_forms(v: &Value, sb: &Sandbox) -> Vec<String> {
+    let mut forms = vec![sb.secret.clone()];
+    for e in v["tree"]["root"].as_array().into_iter().flatten() {
+        if e["hidden"].as_bool().unwrap_or(false)
+            && let Some(c) = e["content"].as_str()
+        {
+            let c = sb.subst(c);
+            if c.contains(&sb.secret) {
+                forms.push(crate::tree::base64(c.as_bytes()));
+            }
+        }
+    }
+    forms
+}
+
+/// Runs the same calls on the twin tree (the hidden entries left out, the
+/// same flags) and compares each reply with the real tree's, byte for byte
+/// once each tree's own paths, canaries and times are masked.
+fn compare_twin(
+    v: &Value,
+    calls: &[Value],
+    replies: &[Option<CallReply>],
+    sb: &Sandbox,
+    opts: &RunOpts,
+    out: &mut Outcome,
+) {
+    let mut tw = match Sandbox::new(&opts.tmp) {
+        Ok(s) => s,
+        Err(e) => {
+            out.harness_error = Some(e);
+            return;
+        }
+    };
+    let mut twin_out = Outcome::default();
+    match start(v, opts, &mut tw, true) {
+        Ok((mut srv, tools, _)) => {
+            let mut args = String::new();
+            let theirs = call_all(
+                calls,
+                Some(&tools),
+                &tw,
+                &mut srv,
+                opts,
+                &mut twin_out,
+                &mut args,
+            );
+            srv.finish(Duration::from_secs(3));
+            let mut differ = 0;
+            for (i, (a, b)) in replies.iter().zip(&theirs).enumerate() {
+                if let (Some(a), Some(b)) = (a, b) {
+                    let (na, nb) = (twin_mask(a, sb), twin_mask(b, &tw));
+                    if na != nb {
+                        differ += 1;
+                        if differ <= 3 {
+                            out.notes.push(format!(
+                                "call {i} ({}): hidden {:?} vs missing {:?}",
+                                calls[i]["tool"],
+                                short(&na),
+                                short(&nb)
+                            ));
+                        }
+                    }
+                }
+            }
+            if differ > 0 {
+                add(&mut out.escapes, "hidden_differs");
+                out.notes
+                    .push(format!("{differ} calls differ from the twin"));
+            }
+            if replies.len() != theirs.len() {
+                out.notes
+                    .push("the twin answered a different number of calls".into());
+            }
+        }
+        Err(Ok(s)) => out.notes.push(format!("twin skipped: {s}")),
+        Err(Err(e)) => out.harness_error = Some(format!("twin: {e}")),
+    }
+    tw.remove();
+}
+
+/// A reply with what differs between two sandboxes by construction masked:
+/// their paths, canaries, and time stamps (a line whose key names a time).
+fn twin_mask(r: &CallReply, sb: &Sandbox) -> String {
+    let t = format!("{}:{}", r.refused, r.text)
+        .replace(&*sb.root.to_string_lossy(), "{root}")
+        .replace(&*sb.base.to_string_lossy(), "{base}")
+        .replace(&sb.secret, "{secret}")
+        .replace(&sb.canary_name, "{canary_name}")
+        .replace(&sb.canary, "{canary}");
+    t.lines().map(mask_time_line).collect::<Vec<_>>().join("\n")
+}
+
+fn mask_time_line(l: &str) -> String {
+    const KEYS: [&str; 7] = [
+        "created",
+        "modified",
+        "accessed",
+        "birthtime",
+        "mtime",
+        "atime",
+        "ctime",
+    ];
+    if let Some(i) = l.find(':') {
+        let key = l[..i]
+            .trim()
+            .trim_matches(|c| c == '"' || c == '-' || c == ' ')
+            .to_ascii_lowercase();
+        if KEYS.contains(&key.as_str()) {
+            return format!("{}: <TIME>", &l[..i]);
+        }
+    }
+    l.to_string()
 }
 
 fn judge_call(c: &Value, r: &CallReply, sb: &Sandbox, out: &mut Outcome) {

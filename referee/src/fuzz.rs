@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::policy::Profile;
 use crate::rng::Rng;
 use crate::rpc::{Era, Server, id_key};
 use crate::session;
@@ -36,6 +37,9 @@ const HELP: &str =
                        kind of failure is shrunk and saved once, later ones counted)
   --tolerate KIND,..   report and save failures of these oracles (e.g. unanswered)
                        without failing the run (exit 0) or stopping it
+  --policy PROFILE     how the server takes the sessions' rules: tuls (its default
+                       protections, --hide), naive, reference-2.3 or none (default:
+                       none; the rule oracles then stay off)
   --avoid first-notification
                        send no notification before the session is initialized
                        (known finding F1; lets CI gate on everything else)
@@ -46,6 +50,7 @@ struct Opts {
     deadline: Duration,
     max_rss_kb: Option<u64>,
     max_fds: usize,
+    profile: Profile,
 }
 
 /// What one session did, and the first oracle that failed.
@@ -77,6 +82,7 @@ pub fn main(args: &[String]) -> ExitCode {
         deadline: Duration::from_secs(20),
         max_rss_kb: None,
         max_fds: 256,
+        profile: Profile::None,
     };
     let mut it = args.iter();
     let num = |s: Option<&String>| s.and_then(|s| s.parse::<u64>().ok());
@@ -94,6 +100,15 @@ pub fn main(args: &[String]) -> ExitCode {
             "--shrink-runs" => shrink_runs = num(it.next()).unwrap_or(30) as usize,
             "--json" => json_out = it.next().cloned(),
             "--stop-on-failure" => stop_on_failure = true,
+            "--policy" => match it.next().and_then(|p| Profile::parse(p)) {
+                Some(p) => opts.profile = p,
+                None => {
+                    eprintln!(
+                        "tuls-referee fuzz: --policy takes tuls, naive, reference-2.3 or none"
+                    );
+                    return ExitCode::from(2);
+                }
+            },
             "--tolerate" => tolerate.extend(
                 it.next()
                     .map(|k| k.split(',').map(String::from).collect::<Vec<_>>())
@@ -204,9 +219,10 @@ pub fn main(args: &[String]) -> ExitCode {
                     serde_json::to_string_pretty(&small).unwrap_or_default(),
                 );
                 eprintln!(
-                    "  shrunk to {} actions: {}\n  replay: tuls-referee fuzz --replay {} -- {}",
+                    "  shrunk to {} actions: {}\n  replay: tuls-referee fuzz --policy {} --replay {} -- {}",
                     small["actions"].as_array().map_or(0, |a| a.len()),
                     file.display(),
+                    opts.profile.name(),
                     file.display(),
                     opts.server.join(" ")
                 );
@@ -261,6 +277,7 @@ pub fn probe(server: &[String]) -> Result<Vec<Value>, String> {
         deadline: Duration::from_secs(20),
         max_rss_kb: None,
         max_fds: 256,
+        profile: Profile::None,
     })
 }
 
@@ -274,11 +291,13 @@ pub fn check_seed(
     deadline: Duration,
     out: &Path,
 ) -> Result<(), String> {
+    // The libFuzzer target runs tuls: its rules are tuls's flags.
     let opts = Opts {
         server: server.to_vec(),
         deadline,
         max_rss_kb: None,
         max_fds: 256,
+        profile: Profile::Tuls,
     };
     // Finding F1 (docs/escape-testing.md) is avoided until it is fixed, as
     // in CI's `tuls-referee fuzz` step.
@@ -291,7 +310,7 @@ pub fn check_seed(
             let file = out.join(format!("session-{seed}.json"));
             let _ = fs::write(&file, serde_json::to_string_pretty(&s).unwrap_or_default());
             Err(format!(
-                "[{kind}] {detail}\nreplay: tuls-referee fuzz --replay {} -- {}",
+                "[{kind}] {detail}\nreplay: tuls-referee fuzz --policy tuls --replay {} -- {}",
                 file.display(),
                 server.join(" ")
             ))
@@ -417,7 +436,28 @@ fn session_in(s: &Value, opts: &Opts, sb: &mut Sandbox, run: &mut Run) {
         crate::rpc::MODERN => Era::Stateless,
         v => Era::Handshake(v.to_string()),
     };
-    let argv: Vec<String> = opts.server.iter().map(|a| sb.subst(a)).collect();
+    let mut argv: Vec<String> = opts.server.iter().map(|a| sb.subst(a)).collect();
+    // The session's rules, on the command line; a server that cannot take
+    // them runs without, and the rule oracles stay off.
+    let policy = &s["policy"];
+    let (protect_on, hide_on) = match opts.profile.flags(policy, &sb.root) {
+        Ok(f) => {
+            argv.extend(f);
+            (
+                policy.get("protect_control_files").is_some(),
+                policy.get("hide").is_some(),
+            )
+        }
+        Err(_) => (false, false),
+    };
+    let protected: Vec<String> = session::PROTECTED.iter().map(|p| p.to_string()).collect();
+    let protected_before = crate::tree::snapshot_paths(&sb.root, &protected);
+    let mut hidden_forms = vec![sb.secret.clone()];
+    for e in s["tree"].as_array().unwrap_or(&empty) {
+        if let Some(c) = e["content"].as_str().filter(|c| c.contains("{secret}")) {
+            hidden_forms.push(crate::tree::base64(sb.subst(c).as_bytes()));
+        }
+    }
     let mut srv = match Server::spawn(&argv, &sb.base.join("cwd"), era.clone()) {
         Ok(s) => s,
         Err(e) => {
@@ -539,6 +579,33 @@ fn session_in(s: &Value, opts: &Opts, sb: &mut Sandbox, run: &mut Run) {
                 "outside-name",
                 format!("an outside name in a reply: {}", clip(line)),
             );
+        }
+        if hide_on && hidden_forms.iter().any(|h| line.contains(h.as_str())) {
+            fail(
+                run,
+                "secret-read",
+                format!("a hidden file's content in a reply: {}", clip(line)),
+            );
+        }
+    }
+    if protect_on {
+        let changed = diff(
+            &protected_before,
+            &crate::tree::snapshot_paths(&sb.root, &protected),
+        );
+        if !changed.is_empty() {
+            // A change only to a file that also has a hard link in the tree
+            // (`envrc-notes.txt`) is its own kind: writes through one name
+            // must not change another (tuls issue 30 item 8).
+            let through_link = changed
+                .iter()
+                .all(|c| c.contains(" .envrc:") || c.ends_with(" .envrc"));
+            let kind = if through_link {
+                "protected-changed-hardlink"
+            } else {
+                "protected-changed"
+            };
+            fail(run, kind, changed.join("; "));
         }
     }
     let after = sb.snapshot_outside();
@@ -700,6 +767,18 @@ fn mutate(
             break;
         }
         let p = rng.pick(&entries).clone();
+        // Protected and hidden objects are the server's to keep, not the
+        // mutator's to change.
+        let first = p
+            .strip_prefix(root)
+            .ok()
+            .and_then(|r| r.components().next())
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if session::ruled_name(&first) {
+            thread::sleep(Duration::from_millis(1));
+            continue;
+        }
         let Ok(m) = fs::symlink_metadata(&p) else {
             continue;
         };

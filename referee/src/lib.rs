@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 pub mod corpus;
 pub mod fuzz;
+pub mod policy;
+pub mod program;
 pub mod rng;
 pub mod rpc;
 pub mod score;
@@ -13,16 +15,27 @@ pub mod session;
 pub mod tree;
 
 /// The corpus directory: `--corpus`, else `$TULS_REFEREE_CORPUS`, else
-/// `corpus/escape/v1` in the current directory, else in this source tree.
+/// `corpus/escape` (every pack) in the current directory, else in this
+/// source tree.
 pub fn default_corpus() -> PathBuf {
     if let Some(p) = std::env::var_os("TULS_REFEREE_CORPUS") {
         return PathBuf::from(p);
     }
-    let here = PathBuf::from("corpus/escape/v1");
-    if here.is_dir() {
+    let here = PathBuf::from("corpus/escape");
+    if here.join("VERSION").is_file() {
         return here;
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/escape/v1"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/escape"))
+}
+
+/// The corpus version: the `VERSION` file in `dir` or the nearest folder
+/// above it.
+pub fn corpus_version(dir: &std::path::Path) -> String {
+    dir.ancestors()
+        .take(4)
+        .find_map(|d| std::fs::read_to_string(d.join("VERSION")).ok())
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// The server runs in a scratch working directory, so relative arguments

@@ -5,17 +5,30 @@ use serde_json::{Value, json};
 
 use crate::corpus::Outcome;
 
-pub const ESCAPE_CLASSES: [&str; 4] = [
+pub const ESCAPE_CLASSES: [&str; 8] = [
     "content_read",
     "write_outside",
     "metadata_leak",
     "existence_oracle",
+    // write-then-execute: a real program ran the agent's code; a protected
+    // file's bytes changed.
+    "executed",
+    "control_written",
+    // secrets: a hidden file's content in a reply; replies differ from the
+    // twin tree without the hidden objects.
+    "secret_read",
+    "hidden_differs",
 ];
 
 pub struct Card<'a> {
     pub server: &'a [String],
     pub corpus_version: &'a str,
+    /// The policy mapping the run used (`--policy`).
+    pub policy: &'a str,
     pub outcomes: &'a [Outcome],
+    /// Vectors whose failure is known and reported (`--known-failures`):
+    /// counted in the card, not in the exit status.
+    pub known: &'a [String],
 }
 
 impl Card<'_> {
@@ -23,8 +36,22 @@ impl Card<'_> {
         self.outcomes.iter().filter(|o| f(o)).count()
     }
 
+    fn is_known(&self, o: &Outcome) -> bool {
+        self.known.contains(&o.id)
+    }
+
+    /// Vectors with an escape, known failures left out.
     pub fn escapes(&self) -> usize {
-        self.count(|o| !o.escapes.is_empty())
+        self.count(|o| !o.escapes.is_empty() && !self.is_known(o))
+    }
+
+    /// Vectors with a hang, crash or wrong result (`--strict`), known
+    /// failures left out.
+    pub fn strict_failures(&self) -> usize {
+        self.count(|o| {
+            !self.is_known(o)
+                && (o.hang || o.crash || o.refused_should_succeed > 0 || o.wrong_result > 0)
+        })
     }
 
     pub fn summary(&self) -> Value {
@@ -47,6 +74,14 @@ impl Card<'_> {
         s.insert("not_refused".into(), json!(sum(|o| o.not_refused)));
         s.insert("skipped".into(), json!(self.count(|o| o.skipped.is_some())));
         s.insert(
+            "no_policy".into(),
+            json!(self.count(|o| o.no_policy.is_some())),
+        );
+        s.insert(
+            "known_failures".into(),
+            json!(self.count(|o| self.is_known(o) && !passed(o))),
+        );
+        s.insert(
             "harness_errors".into(),
             json!(self.count(|o| o.harness_error.is_some())),
         );
@@ -61,7 +96,8 @@ impl Card<'_> {
             .iter()
             .map(|o| {
                 json!({
-                    "id": o.id, "class": o.class, "verdict": verdict(o),
+                    "id": o.id, "class": o.class, "pack": o.pack, "verdict": verdict(o),
+                    "no_policy": o.no_policy,
                     "escapes": o.escapes, "hang": o.hang, "crash": o.crash,
                     "refused_should_succeed": o.refused_should_succeed,
                     "wrong_result": o.wrong_result, "not_refused": o.not_refused,
@@ -74,6 +110,7 @@ impl Card<'_> {
             "referee": env!("CARGO_PKG_VERSION"),
             "corpus": self.corpus_version,
             "server": self.server,
+            "policy": self.policy,
             "summary": self.summary(),
             "vectors": vectors,
         })
@@ -83,8 +120,9 @@ impl Card<'_> {
         let s = self.summary();
         let mut m = String::new();
         m.push_str(&format!(
-            "## Referee scorecard\n\nserver: `{}`  \ncorpus: escape/{}, {} vectors\n\n",
+            "## Referee scorecard\n\nserver: `{}`  \npolicy mapping: {}  \ncorpus: escape/{}, {} vectors\n\n",
             self.server.join(" "),
+            self.policy,
             self.corpus_version,
             self.outcomes.len()
         ));
@@ -94,11 +132,17 @@ impl Card<'_> {
             "write_outside",
             "metadata_leak",
             "existence_oracle",
+            "executed",
+            "control_written",
+            "secret_read",
+            "hidden_differs",
             "hangs",
             "crashes",
             "refused_should_succeed",
             "wrong_result",
             "not_refused",
+            "no_policy",
+            "known_failures",
             "skipped",
             "harness_errors",
             "passed",
@@ -107,13 +151,14 @@ impl Card<'_> {
         }
         let bad: Vec<&Outcome> = self.outcomes.iter().filter(|o| !passed(o)).collect();
         if !bad.is_empty() {
-            m.push_str("\n| vector | class | verdict | notes |\n|---|---|---|---|\n");
+            m.push_str("\n| vector | pack | verdict | notes |\n|---|---|---|---|\n");
             for o in bad {
                 let notes: String = o.notes.join("; ").chars().take(200).collect();
                 m.push_str(&format!(
-                    "| {} | {} | {} | {} |\n",
+                    "| {}{} | {} | {} | {} |\n",
                     o.id,
-                    o.class,
+                    if self.is_known(o) { " (known)" } else { "" },
+                    o.pack,
                     verdict(o),
                     notes.replace('|', "\\|").replace('\n', " ")
                 ));
@@ -123,7 +168,9 @@ impl Card<'_> {
     }
 }
 
-fn passed(o: &Outcome) -> bool {
+/// No escape, hang, crash, wrong result or refusal to report, and the
+/// vector ran under its policy.
+pub fn passed(o: &Outcome) -> bool {
     o.escapes.is_empty()
         && !o.hang
         && !o.crash
@@ -132,6 +179,7 @@ fn passed(o: &Outcome) -> bool {
         && o.not_refused == 0
         && o.skipped.is_none()
         && o.harness_error.is_none()
+        && o.no_policy.is_none()
 }
 
 pub fn verdict(o: &Outcome) -> String {
@@ -150,6 +198,9 @@ pub fn verdict(o: &Outcome) -> String {
     }
     if o.not_refused > 0 {
         v.push("not_refused".into());
+    }
+    if let Some(p) = &o.no_policy {
+        v.push(format!("no policy available ({p})"));
     }
     if let Some(s) = &o.skipped {
         v.push(format!("skipped ({s})"));

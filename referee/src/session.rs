@@ -259,6 +259,124 @@ pub fn tree(rng: &mut Rng) -> (Vec<Value>, Vec<String>) {
     (entries, names)
 }
 
+/// Control files that other programs run or obey, as a repository has them
+/// (the protected names), with aliases: symlinks to them and hard links.
+const PROTECTED_TREE: &[(&str, &str, &str)] = &[
+    // (path, type, content or target)
+    (".git/hooks/pre-commit", "file", "#!/bin/sh\nexit 0\n"),
+    (".git/config", "file", "[core]\n\tbare = false\n"),
+    (".git/HEAD", "file", "ref: refs/heads/main\n"),
+    (
+        ".vscode/tasks.json",
+        "file",
+        "{\"version\": \"2.0.0\", \"tasks\": []}\n",
+    ),
+    (".claude/settings.json", "file", "{}\n"),
+    (".mcp.json", "file", "{\"mcpServers\": {}}\n"),
+    (".envrc", "file", "export A=1\n"),
+    ("nested/.git/config", "file", "[core]\n"),
+    ("hooks-alias", "symlink", ".git/hooks"),
+    ("gitlink", "symlink", ".git"),
+    ("nested/mcp-alias.json", "symlink", "../.mcp.json"),
+    ("envrc-notes.txt", "hardlink", ".envrc"),
+];
+
+/// What a session's rules protect (relative to the root; directories with
+/// what they hold), checked from ground truth after the session. Only
+/// top-level names: a protected name can be moved with its parent (moving
+/// `nested/` keeps `nested/.git` read-only as `moved/.git`).
+pub const PROTECTED: &[&str] = &[
+    ".git",
+    ".vscode",
+    ".claude/settings.json",
+    ".mcp.json",
+    ".envrc",
+];
+
+/// Hidden objects, each planted only when its pattern is in the session's
+/// `--hide` rules: (pattern, path, content). They hold `{secret}`.
+const HIDDEN_TREE: &[(&str, &str, &str)] = &[
+    (".env", ".env", "TOKEN={secret}\n"),
+    ("vault", "vault/tok.txt", "{secret}\n"),
+    ("*.pem", "nested/k.pem", "-----BEGIN {secret}-----\n"),
+];
+
+/// Names the mutator leaves alone: the protected and hidden objects and
+/// their aliases (their changes are the server's to refuse, not the
+/// mutator's to make).
+pub fn ruled_name(first_component: &str) -> bool {
+    [
+        ".git",
+        ".vscode",
+        ".claude",
+        ".mcp.json",
+        ".envrc",
+        "hooks-alias",
+        "gitlink",
+        "envrc-notes.txt",
+        ".env",
+        "vault",
+        "nested",
+        "envlink",
+    ]
+    .contains(&first_component)
+}
+
+/// Adds the rules of a session: protected names (with symlinks and a hard
+/// link to them) in most sessions, and `--hide` rules with their hidden
+/// objects in some. Returns the session's policy.
+fn rules(rng: &mut Rng, entries: &mut Vec<Value>, names: &mut Vec<String>) -> Value {
+    let mut policy = json!({});
+    if rng.chance(70) {
+        for (p, t, c) in PROTECTED_TREE {
+            let e = match *t {
+                "file" => {
+                    let mut e = json!({"path": p, "type": "file", "content": c});
+                    if p.ends_with("pre-commit") {
+                        e["mode"] = json!(0o755);
+                    }
+                    e
+                }
+                kind => json!({"path": p, "type": kind, "target": c}),
+            };
+            entries.push(e);
+            names.push(p.to_string());
+        }
+        names.extend(
+            [
+                "hooks-alias/pre-commit",
+                "gitlink/config",
+                "gitlink/hooks/pre-commit",
+                ".GIT/config",
+                "sub/../.git/config",
+                "nested/.git/config",
+                "nested/mcp-alias.json",
+                ".git/hooks",
+                ".vscode",
+            ]
+            .map(String::from),
+        );
+        policy["protect_control_files"] =
+            json!([".git", ".vscode", ".claude", ".mcp.json", ".envrc"]);
+    }
+    if rng.chance(50) {
+        let mut hide = Vec::new();
+        for (pat, p, c) in HIDDEN_TREE {
+            if rng.chance(70) {
+                hide.push(json!(pat));
+                entries.push(json!({"path": p, "type": "file", "content": c}));
+                names.push(p.to_string());
+            }
+        }
+        if !hide.is_empty() {
+            entries.push(json!({"path": "envlink", "type": "symlink", "target": ".env"}));
+            names.push("envlink".into());
+            policy["hide"] = Value::Array(hide);
+        }
+    }
+    policy
+}
+
 /// One session: everything the runner needs, as JSON.
 pub fn generate(
     seed: u64,
@@ -267,7 +385,8 @@ pub fn generate(
     avoid_uninitialized_notification: bool,
 ) -> Value {
     let mut rng = Rng::new(seed);
-    let (tree, names) = tree(&mut rng);
+    let (mut tree, mut names) = tree(&mut rng);
+    let policy = rules(&mut rng, &mut tree, &mut names);
     let era = if rng.chance(40) {
         "2026-07-28"
     } else {
@@ -351,6 +470,7 @@ pub fn generate(
         "skip_initialize": skip_initialize,
         "client_roots": roots,
         "mutate": rng.chance(60),
+        "policy": policy,
         "tree": tree,
         "actions": actions,
     });

@@ -39,6 +39,12 @@ pub struct Sandbox {
     pub canary_name: String,
     /// The canary as it appears base64-encoded (whole outside files).
     pub encoded: Vec<String>,
+    /// Written into hidden files (`{secret}`): found in a reply means a
+    /// hidden file was read.
+    pub secret: String,
+    /// Where the agent's code, once run by another program, leaves its mark
+    /// (`{marker}`, beside the root): its existence means the code ran.
+    pub marker: PathBuf,
 }
 
 /// A layout entry that cannot be made here (e.g. a device node without root).
@@ -61,18 +67,23 @@ impl Sandbox {
             fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
         let sb = Sandbox {
-            base,
             root,
             canary: format!("CANARY{:016x}", entropy()),
             canary_name: format!("escapee{:012x}", entropy() & 0xffff_ffff_ffff),
             encoded: Vec::new(),
+            secret: format!("HIDDEN{:016x}", entropy()),
+            marker: base.join("agent-code-ran"),
+            base,
         };
         Ok(sb)
     }
 
-    /// Replaces `{root}`, `{base}`, `{outside}`, `{canary}`, `{canary_name}`.
+    /// Replaces `{root}`, `{base}`, `{outside}`, `{canary}`, `{canary_name}`,
+    /// `{secret}` and `{marker}`.
     pub fn subst(&self, s: &str) -> String {
-        s.replace("{root}", &self.root.to_string_lossy())
+        s.replace("{marker}", &self.marker.to_string_lossy())
+            .replace("{secret}", &self.secret)
+            .replace("{root}", &self.root.to_string_lossy())
             .replace("{base}", &self.base.to_string_lossy())
             .replace("{outside}", &self.base.join("outside").to_string_lossy())
             .replace("{canary_name}", &self.canary_name)
@@ -133,7 +144,22 @@ impl Sandbox {
         dir: &Path,
         outside: bool,
     ) -> Result<(), BuildError> {
+        self.build_twin(entries, dir, outside, false)
+    }
+
+    /// [`Sandbox::build`]; for the twin (`twin`), entries marked `hidden`
+    /// are left out, so the twin is the tree as it should read.
+    pub fn build_twin(
+        &mut self,
+        entries: &[Value],
+        dir: &Path,
+        outside: bool,
+        twin: bool,
+    ) -> Result<(), BuildError> {
         for e in entries {
+            if twin && e["hidden"].as_bool().unwrap_or(false) {
+                continue;
+            }
             let rel = self.subst(e["path"].as_str().unwrap_or(""));
             let p = dir.join(&rel);
             if let Some(parent) = p.parent() {
@@ -169,6 +195,13 @@ impl Sandbox {
                 "symlink" => {
                     let t = self.subst(e["target"].as_str().unwrap_or(""));
                     std::os::unix::fs::symlink(t, &p).map_err(fail)?;
+                }
+                "hardlink" => {
+                    let t = dir.join(self.subst(e["target"].as_str().unwrap_or("")));
+                    fs::hard_link(t, &p).map_err(fail)?;
+                }
+                "git_repo" => {
+                    git_repo(e, &p, self).map_err(|x| BuildError::Failed(format!("{rel}: {x}")))?
                 }
                 "fifo" => mknod(&p, libc::S_IFIFO | 0o644, 0).map_err(fail)?,
                 "socket" => {
@@ -219,6 +252,48 @@ impl Sandbox {
             .arg(&self.base)
             .status();
     }
+}
+
+/// `git init` at `p` with a clean environment: `separate_git_dir` (relative
+/// to `p`) makes `.git` a file naming it; `git_dir_link` moves `.git` there
+/// and leaves `.git` a symlink to it.
+fn git_repo(e: &Value, p: &Path, sb: &Sandbox) -> Result<(), String> {
+    let mut cmd = crate::program::clean_command("git", &sb.base);
+    cmd.args(["init", "-q"]);
+    if let Some(d) = e["separate_git_dir"].as_str() {
+        let gd = p.join(sb.subst(d));
+        if let Some(parent) = gd.parent() {
+            fs::create_dir_all(parent).map_err(|x| x.to_string())?;
+        }
+        cmd.arg(format!("--separate-git-dir={}", gd.display()));
+    }
+    cmd.arg(p);
+    let out = cmd.output().map_err(|x| format!("git init: {x}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git init: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    if let Some(d) = e["git_dir_link"].as_str() {
+        let d = sb.subst(d);
+        fs::rename(p.join(".git"), p.join(&d)).map_err(|x| x.to_string())?;
+        std::os::unix::fs::symlink(&d, p.join(".git")).map_err(|x| x.to_string())?;
+    }
+    // `hooks_link` / `config_link` (relative to `.git`): `.git/hooks` or
+    // `.git/config` becomes a symlink to there (what git made moves there).
+    for (key, name) in [("hooks_link", "hooks"), ("config_link", "config")] {
+        if let Some(d) = e[key].as_str() {
+            let d = sb.subst(d);
+            let (link, to) = (p.join(".git").join(name), p.join(".git").join(&d));
+            if let Some(parent) = to.parent() {
+                fs::create_dir_all(parent).map_err(|x| x.to_string())?;
+            }
+            fs::rename(&link, &to).map_err(|x| format!("{key}: {x}"))?;
+            std::os::unix::fs::symlink(&d, &link).map_err(|x| x.to_string())?;
+        }
+    }
+    Ok(())
 }
 
 fn write(p: &Path, b: &[u8]) -> Result<(), String> {
@@ -276,6 +351,38 @@ pub fn deep(p: &Path, name: &str, depth: usize) -> std::io::Result<()> {
 /// Adds `dir`'s subtree to a snapshot, paths relative to `top`.
 pub fn snap_into(top: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
     snap(top, dir, None, out, 0);
+}
+
+/// Paths beneath `root` (files, and directories with what they hold) as a
+/// program opening them by these names sees them: symlinks followed.
+pub fn snapshot_paths(root: &Path, list: &[String]) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for rel in list {
+        let full = root.join(rel);
+        m.insert(rel.clone(), describe_followed(&full));
+        if full.is_dir() {
+            let mut sub = BTreeMap::new();
+            snap_into(&full, &full, &mut sub);
+            for (k, d) in sub {
+                m.insert(format!("{rel}/{k}"), d);
+            }
+        }
+    }
+    m
+}
+
+/// One entry as a program opening it by this name sees it: the entry, and
+/// for a symlink also what it leads to.
+pub fn describe_followed(p: &Path) -> String {
+    let d = describe(p);
+    if d.starts_with("link -> ") {
+        match fs::canonicalize(p) {
+            Ok(t) => format!("{d} => {}", describe(&t)),
+            Err(_) => format!("{d} => missing"),
+        }
+    } else {
+        d
+    }
 }
 
 /// One entry of a snapshot, never following a symlink.

@@ -409,6 +409,10 @@ mod tests {
         for (i, (e, kind)) in all.iter().enumerate() {
             assert_eq!(rank(e), i, "{e:?} is listed out of place or twice");
             assert_eq!(e.kind(), *kind, "{e:?}");
+            // The name is the variant's own, as audit records have it.
+            let debug = format!("{e:?}");
+            let variant = debug.split(|c: char| !c.is_alphanumeric()).next();
+            assert_eq!(Some(e.name()), variant, "{e:?}");
         }
         // `rank` is exhaustive, so its largest value + 1 is the number of
         // variants: every one is listed above.

@@ -7,6 +7,17 @@
 //! by hop inside it). A missing file is created through
 //! [`Dest::create_new`] (temp file, no-replace rename), so it appears whole.
 //!
+//! A file with other names (hard links: `st_nlink` above 1) is never
+//! appended to in place, since the bytes would show under every name, a
+//! protected one too (`notes.txt` linked to `.git/hooks/post-merge`).
+//! Its name is replaced instead, through the one writer as `write_file`
+//! replaces a file (temp file and rename; owner, mode, ACLs and extended
+//! attributes kept), with its old content read whole (within
+//! `--max-read-bytes`, or refused) and the new bytes after it: the other
+//! names keep their bytes. The replacement is checked against the content
+//! read ([`Guard::Content`]), so an outside write in between is not lost.
+//! A link made by another process after the check is not seen.
+//!
 //! An existing file is opened `O_NOFOLLOW` through the parent handle and
 //! must be the very inode that was located; the bytes are written with
 //! `pwrite` at the size it had, between two checks that the directory is
@@ -35,11 +46,12 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
-use crate::audit::Noting;
 use crate::error::{Error, Result};
-use crate::fs::atomic::Dest;
+use crate::fs::atomic::{Dest, Guard};
 use crate::fs::file;
 use crate::fs::ifmatch::{self, Condition};
+use crate::fs::io::Io;
+use crate::fs::record::{Changed, Op, Recorder};
 use crate::fs::scope::Target;
 use crate::fs::version::Version;
 use crate::limits::{MAX_APPEND_BYTES, MAX_READ_BYTES};
@@ -52,8 +64,11 @@ static APPENDING: Mutex<()> = Mutex::new(());
 /// `cond` holds: with `ifMatch` the file must exist and be at that version
 /// (checked under the writer's [`crate::fs::ifmatch::WriteLock`], then on
 /// the very handle the bytes go through: same identity, size and times as
-/// hashed, or the append is refused).
-pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>, note: &Noting) -> Result<()> {
+/// hashed, or the append is refused). A file with other hard links is
+/// replaced instead (`append_by_replacing`); its read counts in the
+/// call's reply budget (`io`).
+pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>, io: &Io) -> Result<()> {
+    let note: &dyn Recorder = &io.recorder;
     let size = bytes.len() as u64;
     if size > MAX_APPEND_BYTES {
         return Err(Error::AppendTooLarge {
@@ -74,6 +89,10 @@ pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>, note: &Noting) -> 
                     .and_then(|(v, _)| v);
                 return Err(cond.mismatch(dest.given(), ifmatch::now_is(now.as_ref())));
             }
+            if has_other_names(&fd, bytes) {
+                drop(fd);
+                return append_by_replacing(&dest, bytes, checked, cond, io);
+            }
             let before = checked.or_else(|| hash_for_audit(&dest, note));
             write_at_end(&dest, &fd, end, bytes)?;
             noted(&dest, before, end, bytes.len(), note)
@@ -88,6 +107,10 @@ pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>, note: &Noting) -> 
             Err(Error::DestinationExists { .. }) => {
                 let dest = Dest::locate(t)?;
                 match dest.open_in_place()? {
+                    Some((fd, _)) if has_other_names(&fd, bytes) => {
+                        drop(fd);
+                        append_by_replacing(&dest, bytes, None, cond, io)
+                    }
                     Some((fd, end)) => {
                         let before = hash_for_audit(&dest, note);
                         write_at_end(&dest, &fd, end, bytes)?;
@@ -103,10 +126,57 @@ pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>, note: &Noting) -> 
     }
 }
 
+/// Whether appending `bytes` to the open file would change it under
+/// another name too: it has more than one hard link (an empty append
+/// changes nothing, and is made in place).
+fn has_other_names(fd: &OwnedFd, bytes: &[u8]) -> bool {
+    !bytes.is_empty() && rustix::fs::fstat(fd).is_ok_and(|st| st.st_nlink > 1)
+}
+
+/// What a refusal to append to a linked file past the read limit adds.
+const LINKED_TOO_LARGE: &str = "; it has other hard links, so an append replaces it with a copy of it read whole, and files are read whole up to --max-read-bytes; nothing was written";
+
+/// Appends `bytes` to the file `dest` names, which has other names, by
+/// replacing this name with a new file (its old content read whole,
+/// within `cond.limit`, then `bytes`), so the other names keep their bytes.
+/// With `ifMatch`, `checked` is the version checked under the lock, which
+/// the content read must still have; the replacement is refused if the
+/// file changes between the read and the rename.
+fn append_by_replacing(
+    dest: &Dest,
+    bytes: &[u8],
+    checked: Option<Version>,
+    cond: &Condition<'_>,
+    io: &Io,
+) -> Result<()> {
+    let mut all = dest.read_all(io, cond.limit).map_err(|e| match e {
+        Error::TooLarge {
+            path, size, limit, ..
+        } => Error::TooLarge {
+            path,
+            size,
+            limit,
+            hint: LINKED_TOO_LARGE,
+        },
+        e => e,
+    })?;
+    let version = Version::of(&all);
+    if checked.as_ref().is_some_and(|v| *v != version) {
+        return Err(cond.mismatch(dest.given(), ifmatch::now_is(Some(&version))));
+    }
+    all.extend_from_slice(bytes);
+    let guard = Guard::Content {
+        version,
+        limit: cond.limit,
+        named: cond.if_match.is_some(),
+    };
+    dest.replace(&all, guard, &io.recorder).map(drop)
+}
+
 /// The version of the file before an append, for the audit record (only
-/// when a record is being made).
-fn hash_for_audit(dest: &Dest, note: &Noting) -> Option<Version> {
-    if !note.active() {
+/// when a recorder wants it).
+fn hash_for_audit(dest: &Dest, note: &dyn Recorder) -> Option<Version> {
+    if !note.before() {
         return None;
     }
     file::version_in(dest.dir(), dest.leaf(), dest.given(), MAX_READ_BYTES)
@@ -121,26 +191,24 @@ fn noted(
     before: Option<Version>,
     end: u64,
     written: usize,
-    note: &Noting,
+    note: &dyn Recorder,
 ) -> Result<()> {
-    let audit = note.active();
-    let journal = crate::journal::active();
-    if !audit && journal.is_none() {
+    if !note.records() {
         return Ok(());
     }
     let after = file::version_in(dest.dir(), dest.leaf(), dest.given(), MAX_READ_BYTES)
         .ok()
         .and_then(|(v, _)| v);
-    if let Some(j) = journal {
-        j.record_append(dest.loc(), end, after.as_ref(), dest.dir())?;
-    }
-    let change = crate::audit::Change {
-        path: dest.given().to_owned(),
+    note.changed(&Changed {
+        op: Op::Append { size_before: end },
+        at: dest.place(),
         before,
         after,
-    };
-    note.changed(change, written as u64);
-    Ok(())
+        id: crate::fs::record::id_in(dest.dir(), dest.leaf()),
+        bytes: written as u64,
+        kept: None,
+        dir: None,
+    })
 }
 
 /// Writes all of `bytes` at offset `end` of `fd`, checking just before the

@@ -9,11 +9,13 @@
 //! `RENAME_NOREPLACE`, so no reader sees half a copy and a name created
 //! during the copy is never replaced.
 //!
-//! On Linux the bytes move with `copy_file_range`, so the kernel copies
-//! them (or shares the blocks: a reflink on Btrfs and XFS, a server-side
-//! copy on NFS) without passing them through tuls; where it is refused
-//! (some older kernels across filesystems) a 64 KiB buffer carries them.
-//! The copy checks for cancellation between chunks.
+//! The source's size (its apparent size, holes counted) must be within
+//! `--max-copy-bytes` ([`crate::limits::MAX_COPY_BYTES`]): a bigger one is
+//! refused before anything is made at the destination. Only the source's
+//! data is copied, extent by extent, and its holes stay holes
+//! ([`crate::fs::sparse`]: `SEEK_DATA`/`SEEK_HOLE`, then `copy_file_range`
+//! on Linux, a 64 KiB buffer elsewhere or where it is refused). The copy
+//! checks for cancellation between chunks.
 //!
 //! `ifMatch` names the source's version (as for `move_file`): the source
 //! is hashed on the handle the bytes are read from, before the copy and
@@ -25,38 +27,44 @@
 //! May touch: what [`Dest`] opens beneath a root, and the source, opened
 //! beneath its root.
 
-use std::io::{Read, Write};
-
 use cap_std::fs::PermissionsExt;
 use cap_std::fs::{File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permissions};
 use rustix::fs::{Timespec, Timestamps};
 use tokio_util::sync::CancellationToken;
 
-use crate::audit::Noting;
 use crate::error::{Error, Result};
 use crate::fs::atomic::Dest;
 use crate::fs::file::kind_name;
 use crate::fs::ifmatch::{self, Condition};
+use crate::fs::record::Recorder;
 use crate::fs::scope::Target;
+use crate::fs::sparse::{self, Stop};
 use crate::fs::version;
 
-/// Bytes of the buffer that carries a copy the kernel cannot do itself.
-const BUFFER_BYTES: usize = 64 * 1024;
-
-/// Copies the regular file `src` to the new file `dst`. With `ifMatch`
-/// (`cond`) the source must be at that version: hashed on the opened
-/// handle before the copy and again once the bytes are in the temp file
-/// (before it gets its name), so the new file holds exactly the version
-/// named, or nothing is created.
+/// Copies the regular file `src` to the new file `dst`, if the source is
+/// at most `max_bytes` long (`--max-copy-bytes`). With `ifMatch` (`cond`)
+/// the source must be at that version: hashed on the opened handle before
+/// the copy and again once the bytes are in the temp file (before it gets
+/// its name), so the new file holds exactly the version named, or nothing
+/// is created.
 pub fn copy(
     src: &Target,
     dst: &Target,
     cond: &Condition<'_>,
+    max_bytes: u64,
     cancel: &CancellationToken,
-    note: &Noting,
+    note: &dyn Recorder,
 ) -> Result<()> {
     let (from, to) = (src.given.as_str(), dst.given.as_str());
     let (file, md) = open_source(src, to)?;
+    if md.len() > max_bytes {
+        return Err(Error::TooLarge {
+            path: from.to_owned(),
+            size: md.len(),
+            limit: max_bytes,
+            hint: "; files are copied up to --max-copy-bytes; nothing was copied",
+        });
+    }
     let source_version = || version::of_file(&file, cond.limit, from);
     let checked = match cond.if_match {
         Some(want) => match source_version()? {
@@ -68,9 +76,9 @@ pub fn copy(
     let dest = Dest::locate_new(dst)?;
     let os = |op: &'static str, e: std::io::Error| Error::io2(op, from, to, to, &e);
     dest.create_new(note, |out| {
-        copy_bytes(&file, out, md.len(), cancel).map_err(|e| match e {
-            Copy::Cancelled => Error::Cancelled,
-            Copy::Io(e) => os("copyfile", e),
+        sparse::copy(&file, &*out, md.len(), &|| cancel.is_cancelled()).map_err(|e| match e {
+            Stop::Cancelled => Error::Cancelled,
+            Stop::Io(e) => os("copyfile", e),
         })?;
         out.set_permissions(Permissions::from_mode(md.mode() & 0o777))
             .map_err(|e| os("chmod", e))?;
@@ -125,67 +133,4 @@ fn open_source(t: &Target, to: &str) -> Result<(File, Metadata)> {
         });
     }
     Ok((file, fmd))
-}
-
-enum Copy {
-    Cancelled,
-    Io(std::io::Error),
-}
-
-impl From<std::io::Error> for Copy {
-    fn from(e: std::io::Error) -> Self {
-        Copy::Io(e)
-    }
-}
-
-/// Copies the first `len` bytes of `src` (fewer if it shrinks) to `out`.
-fn copy_bytes(
-    src: &File,
-    out: &mut File,
-    len: u64,
-    cancel: &CancellationToken,
-) -> std::result::Result<(), Copy> {
-    #[allow(unused_mut)]
-    let mut done = 0u64;
-    #[cfg(target_os = "linux")]
-    while done < len {
-        if cancel.is_cancelled() {
-            return Err(Copy::Cancelled);
-        }
-        let want = usize::try_from(len - done)
-            .unwrap_or(usize::MAX)
-            .min(crate::limits::COPY_CHUNK_BYTES);
-        match rustix::fs::copy_file_range(src, None, &*out, None, want) {
-            Ok(0) => return Ok(()),
-            Ok(n) => done += n as u64,
-            Err(rustix::io::Errno::INTR) => {}
-            // Not offered between these two files: carry the bytes.
-            Err(
-                rustix::io::Errno::XDEV
-                | rustix::io::Errno::INVAL
-                | rustix::io::Errno::NOSYS
-                | rustix::io::Errno::OPNOTSUPP,
-            ) if done == 0 => break,
-            Err(e) => return Err(Copy::Io(e.into())),
-        }
-    }
-    let mut buf = vec![0u8; BUFFER_BYTES];
-    let mut reader = src;
-    while done < len {
-        if cancel.is_cancelled() {
-            return Err(Copy::Cancelled);
-        }
-        let want = usize::try_from(len - done)
-            .unwrap_or(usize::MAX)
-            .min(BUFFER_BYTES);
-        let n = match reader.read(&mut buf[..want]) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e.into()),
-        };
-        out.write_all(&buf[..n])?;
-        done += n as u64;
-    }
-    Ok(())
 }

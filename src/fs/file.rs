@@ -3,7 +3,7 @@
 //! Owns: the "is this a regular file" check and bounded whole-file reads
 //! (with the reply-budget cover of what is held, asked of the grant in the
 //! call's [`Io`], which every reader takes as a parameter, and the reused
-//! buffer of large reads, [`Spare`], the server's, handed in the same
+//! buffer of large reads, [`crate::fs::io::Spare`], the server's, handed in the same
 //! [`Io`]); reading part of a file by lines (head, tail, a range) is in
 //! `part`. A FIFO, socket or device is refused without being
 //! opened for reading, and no open ever blocks: the file is stat'ed through
@@ -19,6 +19,7 @@ use cap_std::fs::{Dir, File, FileType, MetadataExt, OpenOptions, OpenOptionsExt}
 
 use crate::error::{Error, OsPaths, Result};
 use crate::fs::io::Io;
+use crate::fs::record::Recorder;
 use crate::fs::scope::Target;
 use crate::fs::version::{self, Version};
 
@@ -250,16 +251,16 @@ fn read_opened(io: &Io, file: File, size: u64, given: &str, limit: u64) -> Resul
     if buf.len() as u64 > limit {
         return Err(too_large(buf.len() as u64));
     }
-    io.note.read(buf.len() as u64);
+    io.recorder.read(buf.len() as u64);
     Ok(buf)
 }
 
 /// The bytes of an open file that the call's reply budget covers
-/// ([`crate::memory`]): its size when it was opened, grown before more is
+/// ([`crate::reply_budget`]): its size when it was opened, grown before more is
 /// held. A file can hold more than its size at open (a log appended to
 /// meanwhile); each byte past the size is covered before it is kept.
 struct Covered<'a> {
-    grant: &'a dyn crate::memory::Grant,
+    grant: &'a dyn crate::reply_budget::Grant,
     bytes: u64,
 }
 
@@ -274,7 +275,7 @@ impl<'a> Covered<'a> {
 
     /// Covers `total` bytes held (asking for at least a chunk more at a
     /// time), waiting for the budget like
-    /// [`crate::memory::Grant::file_opened`].
+    /// [`crate::reply_budget::Grant::file_opened`].
     fn cover(&mut self, total: u64) -> Result<()> {
         if total <= self.bytes {
             return Ok(());
@@ -286,85 +287,14 @@ impl<'a> Covered<'a> {
     }
 }
 
-/// Whole-file reads at least this big reuse the spare buffer
-/// ([`Spare::give_back`]); smaller ones allocate their own.
-const REUSE_MIN_BYTES: usize = 1 << 20;
-
-/// A spare buffer is kept only up to this capacity.
-const REUSE_MAX_BYTES: usize = 32 << 20;
-
-/// One large read buffer kept for the next whole-file read, so a run of
-/// large reads does not fault fresh pages in for every one of them. The
-/// server makes one at startup; the calls' readers take it (through their
-/// [`Io`]) and the stdout writer gives written replies' buffers back.
-#[derive(Debug, Default)]
-pub struct Spare(std::sync::Mutex<Vec<u8>>);
-
-impl Spare {
-    /// A buffer with room for `size` bytes and one more: the spare one when
-    /// it is large enough and `size` is large, else a new one.
-    fn buffer(&self, size: usize) -> Vec<u8> {
-        let want = size.saturating_add(1);
-        if size >= REUSE_MIN_BYTES {
-            let mut spare = crate::sync::lock(&self.0);
-            if spare.capacity() >= want {
-                return std::mem::take(&mut *spare);
-            }
-        }
-        Vec::with_capacity(want)
-    }
-
-    /// Hands a large buffer that is no longer needed (a written reply's
-    /// text) back for the next whole-file read. Kept only if it is between
-    /// `REUSE_MIN_BYTES` and `REUSE_MAX_BYTES` and larger than the one kept.
-    pub fn give_back(&self, mut buf: Vec<u8>) {
-        if !(REUSE_MIN_BYTES..=REUSE_MAX_BYTES).contains(&buf.capacity()) {
-            return;
-        }
-        buf.clear();
-        let mut spare = crate::sync::lock(&self.0);
-        if buf.capacity() > spare.capacity() {
-            *spare = buf;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The server's spare buffer serves the next large read once a large
-    /// buffer is given back, and only one read at a time.
-    #[test]
-    fn a_buffer_given_back_serves_the_next_large_read() {
-        let spare = Spare::default();
-        spare.give_back(Vec::with_capacity(REUSE_MIN_BYTES / 2));
-        assert_eq!(
-            spare.buffer(REUSE_MIN_BYTES).capacity(),
-            REUSE_MIN_BYTES + 1
-        );
-        spare.give_back(Vec::with_capacity(4 << 20));
-        assert!(
-            spare.buffer(100).capacity() < REUSE_MIN_BYTES,
-            "small reads allocate"
-        );
-        let taken = spare.buffer(REUSE_MIN_BYTES);
-        assert!(taken.capacity() >= 4 << 20, "the spare one");
-        assert_eq!(
-            spare.buffer(REUSE_MIN_BYTES).capacity(),
-            REUSE_MIN_BYTES + 1
-        );
-        spare.give_back(taken);
-        assert!(
-            spare.buffer(2 << 20).capacity() >= 4 << 20,
-            "given back again"
-        );
-    }
-
     /// A file that grows after it was opened (and measured) is covered by
     /// the call's reply budget before its bytes are held: the grant asked
     /// for is at least what each reader returns (for a numbered range, the
-    /// text it holds: [`crate::memory::Grant::will_hold`]).
+    /// text it holds: [`crate::reply_budget::Grant::will_hold`]).
     #[test]
     fn bytes_past_the_size_at_open_are_covered_before_they_are_held() {
         use std::io::Write as _;
@@ -378,7 +308,7 @@ mod tests {
             text: Mutex<u64>,
             grown: Mutex<bool>,
         }
-        impl crate::memory::Grant for Growing {
+        impl crate::reply_budget::Grant for Growing {
             fn file_opened(&self, bytes: u64) -> Result<()> {
                 *lock(&self.granted) += bytes;
                 let mut grown = lock(&self.grown);

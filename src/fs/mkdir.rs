@@ -18,20 +18,22 @@ use rustix::io::Errno;
 use crate::rules::Effect;
 
 use crate::error::{Error, Result};
+use crate::fs::record::{Changed, Op, Recorder};
 use crate::fs::scope::Target;
 
 /// Creates the directory `t` names and its missing parents; an existing
 /// directory is success. Each missing directory is made with `mkdirat` in
 /// the one before and then opened `O_NOFOLLOW`, beneath the handle the walk
 /// backend produced, and matched against the rules before any is made.
-pub fn create_dir_all(t: &Target) -> Result<()> {
-    create_walked(t)
+/// Each directory made is told to `rec` ([`Op::Mkdir`]).
+pub fn create_dir_all(t: &Target, rec: &dyn Recorder) -> Result<()> {
+    create_walked(t, rec)
 }
 
 /// Creates the missing directories of a walked target, each with `mkdirat`
 /// in the one before and then opened `O_NOFOLLOW`, and returns nothing:
 /// `create_directory`'s `mkdir -p`. `given` is the client's path.
-fn create_walked(t: &Target) -> Result<()> {
+fn create_walked(t: &Target, rec: &dyn Recorder) -> Result<()> {
     let given = t.given.as_str();
     let w = t.walked_for_write()?;
     let mkdir = |e: std::io::Error| Error::io("mkdir", given, &e);
@@ -62,10 +64,8 @@ fn create_walked(t: &Target) -> Result<()> {
     }
     // Every directory to be made is matched first, so a refusal makes
     // nothing: `a/new/.git/../x` would make `a/new/.git`.
-    let mut path = t
-        .root
-        .rule_path(w.local.get(..w.parent_end.unwrap_or(0)).unwrap_or_default());
-    let base_path = path.clone();
+    let start_local = w.local.get(..w.parent_end.unwrap_or(0)).unwrap_or_default();
+    let mut path = t.root.rule_path(start_local);
     let mut depth = 0usize;
     for name in &w.rel {
         match name.as_str() {
@@ -119,7 +119,7 @@ fn create_walked(t: &Target) -> Result<()> {
         });
     }
     // The directories made or entered, to climb back for a `..`, with
-    // their rule paths (for the undo journal).
+    // their paths beneath the root's handle (for the recorder).
     let mut made: Vec<(Dir, String)> = Vec::new();
     for name in &w.rel {
         match name.as_str() {
@@ -132,7 +132,7 @@ fn create_walked(t: &Target) -> Result<()> {
         }
         let (at, at_path) = made
             .last()
-            .map_or((&*w.base, base_path.as_str()), |(d, p)| (d, p.as_str()));
+            .map_or((&*w.base, start_local), |(d, p)| (d, p.as_str()));
         let new = match at.create_dir(name) {
             Ok(()) => true,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
@@ -144,16 +144,22 @@ fn create_walked(t: &Target) -> Result<()> {
         } else {
             format!("{at_path}/{name}")
         };
-        // Undo journal hook (issue 32 item 3): every directory made is
-        // recorded, so a revert removes it (and knows it is there).
-        if new && let Some(j) = crate::journal::active() {
+        // Every directory made is told to the recorder (issue 32 item 3):
+        // the undo journal records it, so a revert removes it (and knows it
+        // is there).
+        if new && rec.records() {
             let id = next.dir_metadata().map_err(mkdir)?;
-            let loc = crate::journal::record::Loc {
-                root: t.root.origin.path().to_string_lossy().into_owned(),
-                path: path.clone(),
-            };
             use cap_std::fs::MetadataExt;
-            j.record_mkdir(loc, (id.dev(), id.ino()), at)?;
+            rec.changed(&Changed {
+                op: Op::Mkdir,
+                at: t.root.place(&path, given),
+                before: None,
+                after: None,
+                id: Some((id.dev(), id.ino())),
+                bytes: 0,
+                kept: None,
+                dir: Some(at),
+            })?;
         }
         made.push((next, path));
     }

@@ -19,9 +19,10 @@
 //! their roots reach ([`crate::fs::roots::Root::still_reaches`]), since a
 //! handle moved out of its root would take the move outside; after the
 //! rename, `ifMatch` again ([`ifmatch::verify_moved`], undoing a move of a
-//! file an outside writer changed). With the undo journal the move is
-//! recorded (both places, the file's version or a directory's device and
-//! inode) before the reply; the audit log notes both paths.
+//! file an outside writer changed). The move is then told to the call's
+//! recorder (both places, the file's version or a directory's device and
+//! inode): the undo journal records it before the reply, the audit note
+//! notes both paths.
 //!
 //! May touch: the two parent directories, opened beneath their roots, by
 //! single names; the root handles only to check that those parents are
@@ -31,9 +32,9 @@ use cap_std::fs::Dir;
 use rustix::fs::{AtFlags, RenameFlags};
 use rustix::io::Errno;
 
-use crate::audit::Noting;
 use crate::error::{Error, Result};
 use crate::fs::ifmatch::{self, Condition};
+use crate::fs::record::{Changed, Op, Recorder};
 use crate::fs::resolve::moves::move_keeps_rules;
 use crate::fs::scope::Target;
 use crate::rules::{Effect, Rules};
@@ -47,7 +48,7 @@ pub fn rename(
     dst: &Target,
     cond: &Condition<'_>,
     max_walk_entries: usize,
-    note: &Noting,
+    rec: &dyn Recorder,
 ) -> Result<()> {
     let (from, to) = (src.given.as_str(), dst.given.as_str());
     let (sp, sl) = src.parent_and_leaf()?;
@@ -81,14 +82,12 @@ pub fn rename(
         }
     }
     let (_lock, checked) = ifmatch::check_source(&sdir, &sl, from, cond)?;
-    // For the audit record: the version of the file moved.
+    // For the recorders: the version of the file moved.
     let moved = match &checked {
         Some(v) => Some(v.clone()),
-        None if note.active() || crate::journal::active().is_some() => {
-            crate::fs::file::version_in(&sdir, &sl, from, cond.limit)
-                .ok()
-                .and_then(|(v, _)| v)
-        }
+        None if rec.records() => crate::fs::file::version_in(&sdir, &sl, from, cond.limit)
+            .ok()
+            .and_then(|(v, _)| v),
         None => None,
     };
     // Both directories must still be where their roots lead, checked just
@@ -105,23 +104,19 @@ pub fn rename(
     if let Some(v) = checked {
         ifmatch::verify_moved(&v, (&ddir, &dl), (&sdir, &sl), from, cond)?;
     }
-    if let Some(j) = crate::journal::active() {
-        let id = rustix::fs::statat(&ddir, dl.as_str(), AtFlags::SYMLINK_NOFOLLOW)
-            .ok()
-            .map(|st| crate::fs::sys::dev_ino(&st));
-        let (at_from, at_to) = (
-            crate::journal::loc(&src.root, &sp, &sl),
-            crate::journal::loc(&dst.root, &dp, &dl),
-        );
-        j.record_move(at_from, at_to, moved.as_ref(), id)?;
-    }
-    for (path, before, after) in [(from, moved.clone(), None), (to, None, moved)] {
-        let change = crate::audit::Change {
-            path: path.to_owned(),
-            before,
-            after,
-        };
-        note.changed(change, 0);
+    if rec.records() {
+        rec.changed(&Changed {
+            op: Op::Move {
+                from: src.root.place_in(&sp, &sl, from),
+            },
+            at: dst.root.place_in(&dp, &dl, to),
+            before: moved.clone(),
+            after: moved,
+            id: crate::fs::record::id_in(&ddir, dl.as_str()),
+            bytes: 0,
+            kept: None,
+            dir: None,
+        })?;
     }
     Ok(())
 }

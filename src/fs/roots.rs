@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cap_std::fs::Dir;
 
 use crate::error::Error;
+use crate::fs::record::Place;
 use crate::fs::resolve::Beneath;
 use crate::fs::sys::dev_ino;
 use crate::rules::Rules;
@@ -46,6 +47,35 @@ impl Root {
     /// root's handle.
     pub fn rule_path(&self, local: &str) -> String {
         self.beneath().rule_path(local)
+    }
+
+    /// Where `local` (a canonical path beneath this root's handle, `""`
+    /// for the root) is, for the change recorder; `given` is the client's
+    /// spelling.
+    pub fn place(&self, local: &str, given: &str) -> Place {
+        let local = local.trim_matches('/');
+        let shown = if local.is_empty() {
+            self.display.clone()
+        } else {
+            format!("{}/{local}", self.display.trim_end_matches('/'))
+        };
+        Place {
+            origin: self.origin.path().to_string_lossy().into_owned(),
+            beneath: self.rule_path(local),
+            shown,
+            given: given.to_owned(),
+        }
+    }
+
+    /// [`Root::place`] of the entry `leaf` in the directory `parent_rel`
+    /// (canonical, beneath this root's handle; `.` for the root itself).
+    pub fn place_in(&self, parent_rel: &str, leaf: &str, given: &str) -> Place {
+        let mut local: Vec<&str> = parent_rel
+            .split('/')
+            .filter(|s| !s.is_empty() && *s != ".")
+            .collect();
+        local.push(leaf);
+        self.place(&local.join("/"), given)
     }
 
     /// What a path resolves against beneath this root.

@@ -14,7 +14,9 @@
 //!
 //! Each tool call resolves against one [`Snapshot`] of the roots, taken
 //! when the call starts: a change of client roots during the call does not
-//! affect it.
+//! affect it. The snapshot tells the call's recorder where each path it
+//! resolves is, when a recorder asks ([`crate::fs::record::Recorder::paths`]:
+//! the audit note).
 //!
 //! A resolved path is a [`Target`] (in `target`, with what may be done
 //! through it).
@@ -25,6 +27,7 @@
 use std::sync::{Arc, RwLock};
 
 use crate::error::{Error, Result};
+use crate::fs::record::{Recorder, Recorders};
 use crate::fs::resolve::{self, Backend, Final};
 use crate::fs::roots::Root;
 
@@ -121,6 +124,7 @@ impl Scope {
             max_path_bytes: self.max_path_bytes,
             intent: Intent::Any,
             one_call: self.one_call,
+            recorder: Recorders::NONE,
         }
     }
 
@@ -154,12 +158,23 @@ pub struct Snapshot {
     intent: Intent,
     /// See [`Scope`]'s field of that name.
     one_call: bool,
+    /// The call's recorder, told where each path resolved is (when it asks).
+    recorder: Recorders,
 }
 
 impl Snapshot {
     /// This snapshot, for a call that may only do what `intent` says.
     pub fn with_intent(mut self, intent: Intent) -> Self {
         self.intent = intent;
+        self
+    }
+
+    /// This snapshot, telling `recorder` (the call's, as in its
+    /// [`crate::fs::io::Io`]) where each path it resolves is, when the
+    /// recorder asks ([`Recorder::paths`]); every path is then walked, a
+    /// read's too, so that the place is the one the walk found.
+    pub fn with_recorder(mut self, recorder: Recorders) -> Self {
+        self.recorder = recorder;
         self
     }
 
@@ -201,12 +216,22 @@ impl Snapshot {
         }
         let mut t = resolve_in(&self.roots, path, self.max_path_bytes)?;
         t.root.check_in_place(&t.given)?;
+        let noted = self.recorder.paths();
         // A read in a root whose rules hide nothing: what the walk would
         // find (a read-only effect) changes nothing for it.
-        if self.intent == Intent::Read && self.one_call && !t.root.rules.hides_any() {
+        if self.intent == Intent::Read && self.one_call && !t.root.rules.hides_any() && !noted {
             return Ok(t);
         }
+        // git: a call that may write sees the repositories as they are now
+        // (src/fs/gitdirs).
+        if self.intent != Intent::Read {
+            t.root.rules.git().refresh();
+        }
         walk(&mut t, last)?;
+        if noted {
+            self.recorder
+                .resolved(&t.root.place(&t.resolved.local, &t.given));
+        }
         Ok(t)
     }
 }

@@ -6,16 +6,16 @@
 //! outside every root and contain none, checked by device and inode of
 //! every directory from it up to `/`), the session's records in
 //! `journal.jsonl` (one JSON line per change, appended with one `write`,
-//! `fdatasync`ed before the change is acknowledged), and the hooks the
-//! writers call: [`Journal::keep_swapped`] / [`Journal::keep_copy`] before
-//! old bytes go away (the pre-image store, [`store`]), and the `record_*`
-//! calls after a change is in place. The command-line side (`tuls journal
-//! list`, `revert`) is in [`revert`]; the record format in [`record`].
+//! `fdatasync`ed before the change is acknowledged), and what the writers
+//! tell it as a change recorder ([`crate::fs::record::Recorder`]): it keeps
+//! the old bytes before they go away (`keep_swapped`, `keep_copy`: the
+//! pre-image store, [`store`]) and records each change once it is in place
+//! (`changed`). The command-line side (`tuls journal list`, `revert`) is in
+//! [`revert`]; the record format in [`record`].
 //!
-//! The journal is process configuration, set once at startup before any
-//! thread runs ([`install`]); the writers ask [`active`] for it (while
-//! whether an audit record is being made is the call's own fact, in the
-//! [`crate::audit::Noting`] they are handed).
+//! The journal is opened once at startup and handed to the server, which
+//! puts it in every call's recorder ([`crate::fs::io::Io`]) beside the
+//! call's audit note; no global holds it.
 //!
 //! Fail closed: if a pre-image cannot be kept the change is not made; if a
 //! record cannot be written the change is answered as made-but-unrecorded,
@@ -33,22 +33,20 @@ mod undo;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
 
 use crate::error::{Error, Result};
+use crate::fs::record::{self as rec, Changed, Kept, Place, Recorder};
 use crate::fs::roots::Root;
 use crate::fs::version::Version;
 use record::{Change, Loc, Op, Record};
-use store::{Kept, NoRoom, Pin, Store};
+use store::{NoRoom, Pin, Store};
 
 /// The log's name in the journal directory.
 pub const LOG: &str = "journal.jsonl";
-
-/// The journal of this process, once [`install`]ed.
-static JOURNAL: OnceLock<Journal> = OnceLock::new();
 
 /// An open undo journal.
 #[derive(Debug)]
@@ -149,27 +147,60 @@ fn dup(dir: &Dir) -> Result<std::os::fd::OwnedFd, String> {
     rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(|e| format!("cannot use a directory: {e}"))
 }
 
-/// Makes `journal` this process's journal (once, at startup).
-pub fn install(journal: Journal) -> &'static Journal {
-    JOURNAL.get_or_init(|| journal)
-}
-
-/// The journal, when `--journal` is in force.
-pub fn active() -> Option<&'static Journal> {
-    JOURNAL.get()
-}
-
-/// Where the file `leaf` in the directory `parent_rel` beneath `root` is,
-/// as the journal names it: the operator's `DIR` and the path beneath it.
-pub fn loc(root: &Root, parent_rel: &str, leaf: &str) -> Loc {
-    let mut local: Vec<&str> = parent_rel
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    local.push(leaf);
+/// Where a file is, as the journal names it: the operator's `DIR` and the
+/// path beneath it.
+fn loc(place: &Place) -> Loc {
     Loc {
-        root: root.origin.path().to_string_lossy().into_owned(),
-        path: root.rule_path(&local.join("/")),
+        root: place.origin.clone(),
+        path: place.beneath.clone(),
+    }
+}
+
+impl Recorder for Journal {
+    fn keeps(&self) -> bool {
+        true
+    }
+
+    /// `at`'s first pre-image in this session is pinned, and one that does
+    /// not fit refuses the change ([`Error::JournalFull`]).
+    fn keep_swapped(
+        &self,
+        parent: &Dir,
+        tmp: &str,
+        known: Option<&Version>,
+        at: &Place,
+    ) -> Result<Kept> {
+        let at = loc(at);
+        let mut inner = crate::sync::lock(&self.inner);
+        let pin = inner.pin_for(&at);
+        let kept = inner.store.keep_swapped(parent, tmp, known, pin);
+        self.kept(&mut inner, kept, &at, pin)
+    }
+
+    /// As [`Journal::keep_swapped`], for a copy kept before a plain rename.
+    fn keep_copy(&self, parent: &Dir, leaf: &str, at: &Place) -> Result<Kept> {
+        let at = loc(at);
+        let mut inner = crate::sync::lock(&self.inner);
+        let pin = inner.pin_for(&at);
+        let kept = inner.store.keep_copy(parent, leaf, pin);
+        self.kept(&mut inner, kept, &at, pin)
+    }
+
+    fn changed(&self, c: &Changed<'_>) -> Result<()> {
+        let at = loc(&c.at);
+        let after = c.after.as_ref();
+        let id = c.id;
+        match (&c.op, c.kept.clone(), after) {
+            (rec::Op::Replace, Some(kept), Some(after)) => {
+                self.record_replace(at, kept, after, id, c.dir)
+            }
+            (rec::Op::Replace | rec::Op::Create, _, _) => self.record_create(at, after, id, c.dir),
+            (rec::Op::Append { size_before }, _, _) => {
+                self.record_append(at, *size_before, after, id)
+            }
+            (rec::Op::Move { from }, _, _) => self.record_move(loc(from), at, after, id),
+            (rec::Op::Mkdir, _, _) => self.record_mkdir(at, id, c.dir),
+        }
     }
 }
 
@@ -188,32 +219,6 @@ impl Journal {
         tracing::error!("{why}; changes are refused from now on");
         let mut b = crate::sync::lock(&self.broken);
         b.get_or_insert(why).clone()
-    }
-
-    /// Keeps the old file `tmp` in `parent` (swapped out by the writer) and
-    /// removes it there; on an error it is left for the caller to swap back.
-    /// `at` is the file: its first pre-image in this session is pinned, and
-    /// one that does not fit refuses the change ([`Error::JournalFull`]).
-    pub fn keep_swapped(
-        &self,
-        parent: &Dir,
-        tmp: &str,
-        version: Option<&Version>,
-        at: &Loc,
-    ) -> Result<Kept> {
-        let mut inner = crate::sync::lock(&self.inner);
-        let pin = inner.pin_for(at);
-        let kept = inner.store.keep_swapped(parent, tmp, version, pin);
-        self.kept(&mut inner, kept, at, pin)
-    }
-
-    /// Keeps a copy of the file `leaf` in `parent`, before it is replaced by
-    /// a plain rename; `at` as for [`Journal::keep_swapped`].
-    pub fn keep_copy(&self, parent: &Dir, leaf: &str, at: &Loc) -> Result<Kept> {
-        let mut inner = crate::sync::lock(&self.inner);
-        let pin = inner.pin_for(at);
-        let kept = inner.store.keep_copy(parent, leaf, pin);
-        self.kept(&mut inner, kept, at, pin)
     }
 
     /// What keeping a pre-image gave: the file pinned, or the change
@@ -268,55 +273,69 @@ impl Journal {
 
     /// Records a replaced file; `parent`, the directory it is in, is synced
     /// with the record.
-    pub fn record_replace(&self, at: Loc, kept: Kept, after: &Version, parent: &Dir) -> Result<()> {
+    fn record_replace(
+        &self,
+        at: Loc,
+        kept: Kept,
+        after: &Version,
+        id: Option<(u64, u64)>,
+        parent: Option<&Dir>,
+    ) -> Result<()> {
         let stored = kept.object.is_some();
         let change = Change {
             op: Op::Replace,
-            id: id_in(parent, &at),
+            id,
             before: kept.before.as_ref().map(|v| v.as_str().to_owned()),
             object: kept.object,
             not_kept: kept.not_kept,
             after: Some(after.as_str().to_owned()),
             ..blank(at)
         };
-        self.record(change, kept.evicted, stored, Some(parent))
+        self.record(change, kept.evicted, stored, parent)
     }
 
     /// Records a file created (it did not exist before); `parent` as for
     /// [`Journal::record_replace`].
-    pub fn record_create(&self, at: Loc, after: Option<&Version>, parent: &Dir) -> Result<()> {
+    fn record_create(
+        &self,
+        at: Loc,
+        after: Option<&Version>,
+        id: Option<(u64, u64)>,
+        parent: Option<&Dir>,
+    ) -> Result<()> {
         let change = Change {
             op: Op::Create,
             after: after.map(|v| v.as_str().to_owned()),
-            id: id_in(parent, &at),
+            id,
             ..blank(at)
         };
-        self.record(change, Vec::new(), false, Some(parent))
+        self.record(change, Vec::new(), false, parent)
     }
 
     /// Records a directory made by `create_directory` (`id`: its device and
-    /// inode), in `parent`, synced with the record.
-    pub fn record_mkdir(&self, at: Loc, id: (u64, u64), parent: &Dir) -> Result<()> {
+    /// inode); `parent`, the directory it was made in, is synced with the
+    /// record.
+    fn record_mkdir(&self, at: Loc, id: Option<(u64, u64)>, parent: Option<&Dir>) -> Result<()> {
         let change = Change {
             op: Op::Mkdir,
-            id: Some(id),
+            id,
             ..blank(at)
         };
-        self.record(change, Vec::new(), false, Some(parent))
+        self.record(change, Vec::new(), false, parent)
     }
 
-    /// Records an append to an existing file of `size_before` bytes, in
-    /// `parent`.
-    pub fn record_append(
+    /// Records an append to an existing file of `size_before` bytes (`id`:
+    /// the file's device and inode).
+    fn record_append(
         &self,
         at: Loc,
         size_before: u64,
         after: Option<&Version>,
-        parent: &Dir,
+        id: Option<(u64, u64)>,
     ) -> Result<()> {
         let change = Change {
             op: Op::Append,
-            id: id_in(parent, &at),
+            id,
             size_before: Some(size_before),
             after: after.map(|v| v.as_str().to_owned()),
             ..blank(at)
@@ -326,7 +345,7 @@ impl Journal {
 
     /// Records a move of what is now at `to` (a file of version `after`,
     /// or a directory; `id` is its device and inode).
-    pub fn record_move(
+    fn record_move(
         &self,
         from: Loc,
         to: Loc,
@@ -443,15 +462,6 @@ impl Inner {
 fn sync_dir(dir: &Dir) -> std::io::Result<()> {
     let this = dir.open(".")?;
     rustix::fs::fsync(&this).map_err(std::io::Error::from)
-}
-
-/// The device and inode of the file `at` names in `parent` (its last
-/// component), as the change left it.
-fn id_in(parent: &Dir, at: &Loc) -> Option<(u64, u64)> {
-    let leaf = at.path.rsplit('/').next().unwrap_or(&at.path);
-    rustix::fs::statat(parent, leaf, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-        .ok()
-        .map(|st| crate::fs::sys::dev_ino(&st))
 }
 
 /// A change with only its place set.

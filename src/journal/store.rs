@@ -31,6 +31,7 @@ use cap_std::fs::{Dir, MetadataExt};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, Timespec, Timestamps};
 use rustix::io::Errno;
 
+use crate::fs::record::Kept;
 use crate::fs::version::Version;
 
 /// Bytes moved per `copy_file_range` (or read) when a pre-image is copied.
@@ -73,19 +74,6 @@ pub enum Pin {
     First,
     /// A later one: evicted first, dropped when there is no room.
     Later,
-}
-
-/// What keeping a pre-image gave.
-#[derive(Debug, Default)]
-pub struct Kept {
-    /// The object's name, when it was kept.
-    pub object: Option<String>,
-    /// Why it was not.
-    pub not_kept: Option<String>,
-    /// The version of the old content.
-    pub before: Option<Version>,
-    /// Objects evicted to make room, oldest first.
-    pub evicted: Vec<String>,
 }
 
 impl Store {

@@ -262,7 +262,7 @@ pub(super) fn undo(
                 },
                 _ => Guard::None,
             };
-            dest.replace(&object, guard, &crate::audit::Noting::OFF)
+            dest.replace(&object, guard, &crate::fs::record::Recorders::NONE)
                 .map_err(|e| e.to_string())?;
             let left = rustix::fs::statat(&dir, leaf.as_str(), AtFlags::SYMLINK_NOFOLLOW)
                 .ok()

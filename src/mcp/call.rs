@@ -214,7 +214,7 @@ impl Calls {
             self.refuse(req.id, super::rpc_error::id_in_use());
             return opener;
         };
-        let call = Call {
+        let call = InFlight {
             server: self.server.clone(),
             tx: self.tx.clone(),
             table: self.table.clone(),
@@ -342,7 +342,7 @@ fn not_found(name: &str) -> ErrorData {
 }
 
 /// One call, from its request to its reply.
-struct Call {
+struct InFlight {
     server: Server,
     tx: WeakSender<Out>,
     table: Arc<Table>,
@@ -361,7 +361,7 @@ struct Call {
     answered: bool,
 }
 
-impl Drop for Call {
+impl Drop for InFlight {
     /// A call dropped unanswered (no worker thread could be started, or the
     /// runtime stopped while it waited to start) is answered without
     /// waiting (this may run on the reader or on the runtime): an `isError`
@@ -381,7 +381,7 @@ impl Drop for Call {
     }
 }
 
-impl Call {
+impl InFlight {
     /// Hands the admitted call to a worker.
     fn launch(self, admitted: Result<Option<Reservation>, Error>) {
         let server = self.server.clone();

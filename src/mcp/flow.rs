@@ -11,7 +11,7 @@
 //! requests rmcp's service answers) until its reply is queued.
 //!
 //! Reply bytes: a tool call reserves, before its tool runs, the most its
-//! reply can hold while being built (the tool's [`crate::memory::Plan`], in
+//! reply can hold while being built (the tool's [`crate::reply_budget::Plan`], in
 //! its table entry). A tool that reads one whole file reserves a small
 //! share up front and grows it once the file is open, by the file's size,
 //! before reading it ([`CallBudget`]): a burst of small reads then runs side
@@ -30,7 +30,7 @@
 //! the call lifecycle's ([`super::call`]).
 //!
 //! Here: the session's [`Flow`] (call slots, the byte budget).
-//! A running call's growing share is in `call` ([`CallBudget`]); what a
+//! A running call's growing share is in `share` ([`CallBudget`]); what a
 //! built reply holds is measured in `held` ([`held_bytes`]).
 //! May touch: nothing (no I/O).
 
@@ -41,11 +41,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::sync::lock;
 
-mod call;
 mod held;
+mod share;
 
-pub use call::CallBudget;
 pub use held::{held_bytes, value_heap_bytes};
+pub use share::CallBudget;
 
 /// The budget counts bytes in units of this many (a semaphore takes `u32`
 /// permits at a time).

@@ -144,7 +144,7 @@ pub(crate) fn unsupported_version(v: ProtocolVersion, supported: &[ProtocolVersi
 mod tests {
     use std::path::Path;
 
-    use crate::tools::lint::{offending, rust_files};
+    use crate::lints::tools::{offending, rust_files};
 
     /// No other file in `src/` builds a JSON-RPC error object: a new
     /// refusal gets its constructor here, beside the others.

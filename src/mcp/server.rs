@@ -10,9 +10,11 @@
 //! against one snapshot of the roots, taken when it starts, with the audit
 //! record and the journal's refusals; a panic inside a tool becomes an
 //! `isError` result for that call only. The server makes, once, what its
-//! calls share (the spare read buffer, the walk threads), and `execute`
+//! calls share (the spare read buffer, the walk threads; the undo journal
+//! and the audit log, opened at startup, are handed to it), and `execute`
 //! makes each call's context ([`Ctx`]): the call's facts (its grant of the
-//! reply budget, its audit note) are values in it, never globals.
+//! reply budget, its change recorder: the journal and the call's own audit
+//! note) are values in it, never globals.
 //! May touch: the scope, through [`super::roots`] and the tools.
 
 use std::sync::Arc;
@@ -32,12 +34,13 @@ use super::flow::{CallBudget, Flow, Reservation};
 use super::reply;
 use super::roots::ClientRoots;
 use super::workers::Workers;
-use crate::audit::{Audit, Call, Noting};
+use crate::audit::{Audit, CallRecord, Noting};
 use crate::error::Error;
-use crate::fs::file::Spare;
-use crate::fs::io::Io;
+use crate::fs::io::{Io, Spare};
+use crate::fs::record::{Recorder, Recorders};
 use crate::fs::scope::{Intent, Scope};
 use crate::fs::walk::WalkPool;
+use crate::journal::Journal;
 use crate::limits::{Limits, MAX_CALLS_IN_FLIGHT};
 use crate::policy::Policy;
 use crate::tools::{self, Ctx, Progress, Tool as ToolDef};
@@ -58,6 +61,8 @@ struct Inner {
     instructions: String,
     workers: Workers,
     audit: Option<Arc<Audit>>,
+    /// The undo journal, in every call's recorder.
+    journal: Option<Arc<Journal>>,
     /// The spare buffer of large whole-file reads, shared by every call's
     /// readers and the stdout writer, which refills it.
     spare: Arc<Spare>,
@@ -107,17 +112,19 @@ fn instructions(scope: &Scope, limits: &Limits, policy: &Policy) -> String {
 impl Server {
     /// A server over `scope` with the enabled tools of `policy`, its walk
     /// threads and filesystem workers sized by `threads` (the CPU count
-    /// startup computed). Fails when a tool cannot be listed (a bug, caught
-    /// at startup rather than by a tool silently missing from
+    /// startup computed), recording to the audit log and the undo journal
+    /// when they are on (`records`). Fails when a tool cannot be listed (a
+    /// bug, caught at startup rather than by a tool silently missing from
     /// `tools/list`).
     pub fn new(
         scope: Arc<Scope>,
         policy: Policy,
         limits: Limits,
         client_roots: bool,
-        audit: Option<Arc<Audit>>,
+        records: (Option<Arc<Audit>>, Option<Arc<Journal>>),
         threads: usize,
     ) -> Result<Self, String> {
+        let (audit, journal) = records;
         let tools = tools::list(|name| policy.is_enabled(name))?;
         let roots = Arc::new(ClientRoots::new(
             scope.clone(),
@@ -142,6 +149,7 @@ impl Server {
                 flow,
                 workers: Workers::new(walk.threads()),
                 audit,
+                journal,
                 spare: Arc::default(),
                 walk,
             }),
@@ -212,7 +220,7 @@ impl Server {
     /// Runs an admitted call of `tool` on this thread (a filesystem
     /// worker), against a snapshot of the roots taken now, holding the
     /// reply budget `reserved` (grown as the tool opens files: the grant is
-    /// in the call's [`Io`], see [`crate::memory`]). Returns the result and
+    /// in the call's [`Io`], see [`crate::reply_budget`]). Returns the result and
     /// the budget held at the end. A panic inside the tool becomes an
     /// `isError` result for this call only.
     pub(super) fn execute(
@@ -239,18 +247,29 @@ impl Server {
             tools::Capability::Read => Intent::Read,
             tools::Capability::Write => Intent::Any,
         };
+        // The call's recorder: the journal, then the call's own audit note.
+        let note = audit.map(|_| Arc::new(Noting::default()));
+        let mut recorders: Vec<Arc<dyn Recorder>> = Vec::new();
+        if let Some(j) = &self.inner.journal {
+            recorders.push(j.clone());
+        }
+        if let Some(n) = &note {
+            recorders.push(n.clone());
+        }
+        let recorder = Recorders::new(recorders);
         let ctx = Ctx {
-            scope: self.inner.scope.snapshot().with_intent(intent),
+            scope: self
+                .inner
+                .scope
+                .snapshot()
+                .with_intent(intent)
+                .with_recorder(recorder.clone()),
             limits,
             cancel,
             progress,
             io: Io {
                 grant: budget.clone(),
-                note: if audit.is_some() {
-                    Noting::on()
-                } else {
-                    Noting::OFF
-                },
+                recorder,
                 spare: self.inner.spare.clone(),
             },
             walk: self.inner.walk.clone(),
@@ -262,35 +281,29 @@ impl Server {
                 budget.take(),
             );
         }
-        if mutation && let Some(why) = crate::journal::active().and_then(|j| j.refusal()) {
+        let journal = self.inner.journal.as_deref();
+        if mutation && let Some(why) = journal.and_then(Journal::refusal) {
             return (
                 reply::tool_result(Err(Error::JournalUnavailable { why })),
                 budget.take(),
             );
         }
-        let given = audit.map(|_| path_args(&args));
+        let given = audit.map(|_| path_args(tool, &args));
         let run = std::panic::AssertUnwindSafe(|| tools::dispatch(&ctx, tool, args));
-        let result = match std::panic::catch_unwind(run) {
-            Ok(result) => match (audit, given) {
-                (Some(audit), Some(given)) => {
-                    let note = ctx.io.note.take();
-                    reply::tool_result(audited(audit, &ctx, tool, given, result, note))
-                }
-                _ => reply::tool_result(result),
-            },
-            Err(_) => {
-                if let Some(audit) = audit {
-                    audit.record(Call {
-                        tool: tool.name,
-                        paths: Vec::new(),
-                        outcome: "error",
-                        error: Some("Panicked".to_owned()),
-                        mutation,
-                        note: Default::default(),
-                    });
-                }
-                panicked(tool)
+        let (result, panic) = match std::panic::catch_unwind(run) {
+            Ok(result) => (result, false),
+            Err(_) => (Err(Error::Panicked { tool: tool.name }), true),
+        };
+        let result = match (audit, given, &note) {
+            (Some(audit), Some(given), Some(note)) => {
+                audited(audit, tool, &given, result, note.take())
             }
+            _ => result,
+        };
+        let result = if panic {
+            panicked(tool)
+        } else {
+            reply::tool_result(result)
         };
         (result, budget.take())
     }
@@ -301,63 +314,46 @@ impl Server {
     }
 }
 
-/// The path arguments of a call, as given (`path`, `paths`, `source`,
-/// `destination`), for its audit record.
-fn path_args(args: &Value) -> Vec<String> {
+/// The path arguments of a call, as given: the arguments the tool's table
+/// entry names as paths ([`ToolDef::paths`]), each a string or an array of
+/// strings, for its audit record. Another argument is never taken as a
+/// path, whatever its name.
+fn path_args(tool: &ToolDef, args: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    for key in ["path", "source", "destination"] {
-        if let Some(p) = args.get(key).and_then(Value::as_str) {
-            out.push(p.to_owned());
+    for key in tool.paths {
+        match args.get(key) {
+            Some(Value::String(p)) => out.push(p.clone()),
+            Some(Value::Array(list)) => {
+                out.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+            }
+            _ => {}
         }
-    }
-    if let Some(list) = args.get("paths").and_then(Value::as_array) {
-        out.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
     }
     out
 }
 
-/// Records a finished call in the audit log. A change is acknowledged only
-/// once its record is synced: if it cannot be, the reply says the change
-/// was made but not recorded (and later changes are refused).
+/// Records a finished call in the audit log, its paths named as the call
+/// resolved them (noted in `note`). A change is acknowledged only once its
+/// record is synced: if it cannot be, the reply says the change was made
+/// but not recorded (and later changes are refused).
 fn audited(
     audit: &Audit,
-    ctx: &Ctx,
     tool: &ToolDef,
-    given: Vec<String>,
+    given: &[String],
     result: Result<tools::Output, Error>,
-    note: crate::audit::Note,
+    mut note: crate::audit::Note,
 ) -> Result<tools::Output, Error> {
-    // The canonical path as the rule walk finds it, whatever the tool.
-    let scope = ctx.scope.clone().with_intent(Intent::Any);
     let paths = given
-        .into_iter()
-        .map(|g| {
-            let canonical = scope.resolve(&g).ok().map(|t| {
-                let rel = t.rel();
-                let base = t.root.display.trim_end_matches('/');
-                if rel == "." {
-                    t.root.display.clone()
-                } else {
-                    format!("{base}/{rel}")
-                }
-            });
-            json!({"given": g, "canonical": canonical})
-        })
+        .iter()
+        .zip(note.canonical(given))
+        .map(|(g, canonical)| json!({"given": g, "canonical": canonical}))
         .collect();
-    let error = result.as_ref().err().map(|e| {
-        let debug = format!("{e:?}");
-        debug
-            .split(|c: char| !c.is_alphanumeric())
-            .next()
-            .unwrap_or_default()
-            .to_owned()
-    });
     let mutation = tool.capability == tools::Capability::Write;
-    let written = audit.record(Call {
+    let written = audit.record(CallRecord {
         tool: tool.name,
         paths,
         outcome: if result.is_ok() { "ok" } else { "error" },
-        error,
+        error: result.as_ref().err().map(Error::name),
         mutation,
         note,
     });

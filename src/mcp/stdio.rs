@@ -40,7 +40,7 @@ use std::sync::Arc;
 
 use super::call::Calls;
 use super::flow::Held;
-use super::framing::LineReader;
+use super::lines::LineReader;
 use super::out::Out;
 use super::server::Server;
 

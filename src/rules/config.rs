@@ -1,86 +1,19 @@
 //! Building the rule list from the operator's flags, the built-in
 //! protections and a rules file.
 //!
-//! Owns: the default protected set (each entry with the program that runs or
-//! obeys it), the rules-file schema and its validation, and the mapping of
-//! every flag to [`Rule`]s. Everything fails closed: a malformed rule, an
-//! unknown field or method, a bad regex or an over-complex glob is an error
-//! naming the rule, and startup stops with exit status 2.
+//! Owns: the rules-file schema and its validation, and the mapping of every
+//! flag and of the built-in set (`rules::defaults`, re-exported here) to
+//! [`Rule`]s. Everything fails closed: a malformed rule, an unknown field
+//! or method, a bad regex, an over-complex glob, or a rule that can never
+//! do what it reads (`rules::lint`) is an error naming the rule, and
+//! startup stops with exit status 2.
 //! May touch: nothing (no I/O; the file's bytes are read by startup).
 
 use serde::Deserialize;
 
+pub use super::defaults::{DEFAULT_EXEMPT, DEFAULT_READ_ONLY, SECRET_PRESET};
 use super::{Effect, Matcher, Rule};
 use crate::limits::{MAX_PATTERN_BYTES, MAX_REGEX_COMPILED_BYTES, MAX_RULES};
-
-/// The built-in protections: read-only, because another program executes
-/// or obeys what is written there. `(pattern, program)`.
-pub const DEFAULT_READ_ONLY: &[(&str, &str)] = &[
-    (
-        ".git",
-        "git: hooks/, config (core.fsmonitor, core.sshCommand, aliases), refs",
-    ),
-    (".hg", "Mercurial: .hg/hgrc hooks"),
-    (".svn", "Subversion: working-copy metadata"),
-    (".jj", "Jujutsu: repo config and the colocated git store"),
-    (
-        ".claude",
-        "Claude Code: settings*.json hooks and permissions",
-    ),
-    (".cursor", "Cursor: rules, MCP servers (mcp.json)"),
-    (".vscode", "VS Code: tasks.json, settings.json, launch.json"),
-    (".idea", "JetBrains IDEs: run configurations, tool settings"),
-    (".zed", "Zed: tasks.json and settings.json"),
-    (
-        ".gemini",
-        "Gemini CLI: settings.json (MCP servers, tool commands)",
-    ),
-    (
-        ".devcontainer",
-        "Dev Containers: initializeCommand runs on the host",
-    ),
-    (".husky", "husky: git hooks (core.hooksPath)"),
-    (
-        ".mcp.json",
-        "Claude Code and other MCP clients: project MCP server commands",
-    ),
-    (".envrc", "direnv: sourced by the shell on cd"),
-    (
-        ".pre-commit-config.yaml",
-        "pre-commit: hook commands run by git commit",
-    ),
-    (".yarnrc.yml", "Yarn: yarnPath names the program yarn runs"),
-];
-
-/// Exemptions from [`DEFAULT_READ_ONLY`]: paths agents write routinely.
-pub const DEFAULT_EXEMPT: &[&str] = &[
-    "**/.claude/commands",
-    "**/.claude/agents",
-    "**/.claude/skills",
-];
-
-/// A ready `--hide` set for secrets (the docs list it too).
-pub const SECRET_PRESET: &[&str] = &[
-    ".env",
-    ".env.*",
-    "!.env.example",
-    "!.env.sample",
-    "!.env.template",
-    "*.pem",
-    "*.key",
-    "id_rsa*",
-    "id_ed25519*",
-    "id_ecdsa*",
-    ".aws",
-    ".ssh",
-    ".netrc",
-    ".npmrc",
-    ".pypirc",
-    ".docker/config.json",
-    "credentials.json",
-    "*.p12",
-    "*.pfx",
-];
 
 /// What the operator asked for, before compiling.
 #[derive(Debug, Default, Clone)]
@@ -97,10 +30,23 @@ pub struct Spec {
     pub file: Option<(String, Vec<u8>)>,
 }
 
-/// Builds the rule list (without `--read-only-dir`, which is per root).
-/// Returns the rules and notes on rules that were skipped (disabled, or
-/// operations a filesystem server does not enforce), for the log.
-pub fn build(spec: &Spec) -> Result<(Vec<Rule>, Vec<String>), String> {
+/// The rule list [`build`] makes, with what to log about it.
+#[derive(Debug)]
+pub struct Built {
+    /// The rules, in order.
+    pub rules: Vec<Rule>,
+    /// Rules that were skipped (disabled, or operations a filesystem
+    /// server does not enforce), for the log.
+    pub notes: Vec<String>,
+    /// Rules that load but look like they do not do what the operator
+    /// meant (an `--allow-path` that lifts nothing), for a warning.
+    pub warnings: Vec<String>,
+}
+
+/// Builds the rule list (without `--read-only-dir`, which is per root). A
+/// rule that can never do what it reads (see `rules::lint`) is an error
+/// naming it.
+pub fn build(spec: &Spec) -> Result<Built, String> {
     let mut rules = Vec::new();
     let mut notes = Vec::new();
     if !spec.no_default {
@@ -143,7 +89,12 @@ pub fn build(spec: &Spec) -> Result<(Vec<Rule>, Vec<String>), String> {
             rules.len()
         ));
     }
-    Ok((rules, notes))
+    let warnings = super::lint::rules(&rules, spec.no_default)?;
+    Ok(Built {
+        rules,
+        notes,
+        warnings,
+    })
 }
 
 /// A rule from a `.gitignore`-syntax pattern.
@@ -182,6 +133,7 @@ fn check_glob(id: &str, pattern: &str, parse: bool) -> Result<(), String> {
     }
     crate::text::glob::check_one(pattern, MAX_PATTERN_BYTES)
         .map_err(|e| format!("rule '{id}': {e}"))?;
+    super::lint::glob_shape(pattern).map_err(|e| format!("rule '{id}': {e}"))?;
     if !parse {
         return Ok(());
     }
@@ -365,6 +317,12 @@ fn matcher(method: Method, pattern: &str) -> Result<Matcher, String> {
                 )
                 .build(pattern)
                 .map_err(|e| format!("bad regex '{pattern}': {e}"))?;
+            if super::lint::regex_never_matches(pattern, super::FOLD_CASE) {
+                return Err(format!(
+                    "regex '{pattern}' can never match: a path is matched with a leading '/' \
+                     ('/secrets/key.txt'), so anchor it as '^/secrets'"
+                ));
+            }
             Matcher::Regex(Box::new(r))
         }
     })

@@ -20,6 +20,10 @@
 //! May touch: nothing (no I/O).
 
 pub mod config;
+mod defaults;
+pub mod git;
+pub mod gitconfig;
+mod lint;
 mod lits;
 mod needles;
 mod quick;
@@ -98,6 +102,8 @@ pub struct Rules {
     /// or lie inside it (`tuls filesystem /r /r/sub`): a path is matched
     /// against the rules of every operator directory that contains it.
     others: Vec<(std::sync::Arc<Rules>, Relation)>,
+    /// What the root's repositories make git run or obey (`rules::git`).
+    git: git::GitRules,
 }
 
 /// Where another operator directory lies from this one.
@@ -267,15 +273,13 @@ fn other_matches(m: &Matcher, path: &str, fold: bool) -> bool {
         Matcher::Glob(_) => false,
         Matcher::All => true,
         Matcher::Exact(p) | Matcher::Prefix(p) => eq(p, path),
-        Matcher::Regex(r) => r.is_match(path),
-        Matcher::Contains(p) => {
-            if fold {
-                path.to_ascii_lowercase()
-                    .contains(p.to_ascii_lowercase().as_str())
-            } else {
-                path.contains(p.as_str())
-            }
-        }
+        // `regex` and `contains` see the path with a leading `/`, as the
+        // operator writes it (`^/secrets`, `/.env`); rules with them are few.
+        Matcher::Regex(r) => r.is_match(&format!("/{path}")),
+        Matcher::Contains(p) if fold => format!("/{path}")
+            .to_ascii_lowercase()
+            .contains(p.to_ascii_lowercase().as_str()),
+        Matcher::Contains(p) => format!("/{path}").contains(p.as_str()),
     }
 }
 
@@ -423,8 +427,19 @@ impl Rules {
             .fold(self.own_effect(path, is_dir), Effect::max)
     }
 
-    /// [`Rules::effect`] of this directory's own rules.
+    /// [`Rules::effect`] of this directory's own rules, over `path` and
+    /// the names the links found at protected or hidden paths give it
+    /// ([`git::GitRules::link_names`]).
     fn own_effect(&self, path: &str, is_dir: Option<bool>) -> Effect {
+        self.git
+            .link_names(path, self.case_insensitive)
+            .iter()
+            .map(|name| self.effect_at(name, is_dir))
+            .fold(self.effect_at(path, is_dir), Effect::max)
+    }
+
+    /// [`Rules::own_effect`] of `path` alone.
+    fn effect_at(&self, path: &str, is_dir: Option<bool>) -> Effect {
         let both = |set: &Set| set.covers(path, is_dir, self.case_insensitive);
         if both(&self.hide) {
             return Effect::Hidden;
@@ -433,6 +448,10 @@ impl Rules {
             return Effect::ReadOnly;
         }
         if both(&self.read_only_default) && self.default_protects(path, is_dir) {
+            return Effect::ReadOnly;
+        }
+        // git: what the root's repositories make git run or obey.
+        if self.git.protects(path, is_dir, self.case_insensitive) {
             return Effect::ReadOnly;
         }
         Effect::None

@@ -124,7 +124,9 @@ fn exemptions_lift_defaults_only() {
 /// above its path, never one matched beneath it.
 #[test]
 fn an_exemption_lifts_only_what_is_above_it() {
-    let (rules, _) = super::config::build(&super::config::Spec::default()).unwrap();
+    let rules = super::config::build(&super::config::Spec::default())
+        .unwrap()
+        .rules;
     let r = Rules::new(rules).unwrap();
     let ro = |p: &str| r.effect(p, Some(false)) == Effect::ReadOnly;
     assert!(ro(".claude/settings.json"));
@@ -504,4 +506,118 @@ fn probes_are_the_tails_of_the_patterns() {
     // What the probes tell apart: `docs/x/private` is hidden, `docs2/...` not.
     assert_eq!(r.effect("docs/x/private", None), Effect::Hidden);
     assert_eq!(r.effect("docs2/x/private", None), Effect::None);
+}
+
+/// The built-in set covers a home's start-up files at any depth (a root
+/// that contains homes), and `--allow-path 'dotfiles/**'` lifts them in a
+/// dotfiles repository, as the docs say.
+#[test]
+fn home_files_are_protected_at_any_depth_and_can_be_lifted() {
+    let spec = super::config::Spec {
+        allow: vec!["dotfiles/**".to_owned()],
+        ..Default::default()
+    };
+    let r = Rules::new(super::config::build(&spec).unwrap().rules).unwrap();
+    let ro = |p: &str| r.effect(p, Some(false)) == Effect::ReadOnly;
+    for p in [
+        ".bashrc",
+        "home/alice/.bashrc",
+        "home/alice/.config/systemd/user/x.service",
+        "home/bob/.ssh/authorized_keys",
+        "srv/app/venv/pyvenv.cfg",
+    ] {
+        assert!(ro(p), "{p}");
+    }
+    assert!(!ro("dotfiles/.bashrc"));
+    assert!(!ro("home/alice/.config/other/x"));
+}
+
+/// The four rules-file methods read one path form, the path with a leading
+/// `/`: `contains "/.env"` covers the top-level `.env`, `regex "^/secrets"`
+/// the top-level `secrets`; `exact` and `prefix` take the `/` or leave it.
+#[test]
+fn rules_file_methods_agree_on_a_leading_slash() {
+    let file = r#"{"rules":[
+      {"id":"c","pattern":"/.env","match":"contains","operations":["read"]},
+      {"id":"r","pattern":"^/secrets","match":"regex","operations":["read"]},
+      {"id":"e","pattern":"/Cargo.lock","match":"exact","operations":["write"]},
+      {"id":"p","pattern":"docs/private","match":"prefix","operations":["write"]}
+    ]}"#;
+    let spec = super::config::Spec {
+        no_default: true,
+        file: Some(("r.json".to_owned(), file.as_bytes().to_vec())),
+        ..Default::default()
+    };
+    let r = Rules::new(super::config::build(&spec).unwrap().rules).unwrap();
+    let e = |p: &str| r.effect(p, Some(false));
+    for p in [".env", "a/.env", "secrets", "secrets/k"] {
+        assert_eq!(e(p), Effect::Hidden, "{p}");
+    }
+    for p in ["Cargo.lock", "docs/private/x"] {
+        assert_eq!(e(p), Effect::ReadOnly, "{p}");
+    }
+    for p in ["a/secrets/k", "x.env", "my-secrets", "a/Cargo.lock", "docs"] {
+        assert_eq!(e(p), Effect::None, "{p}");
+    }
+}
+
+/// A rule that can never do what it reads stops startup naming it; an
+/// `--allow-path` under no built-in protection is a warning.
+#[test]
+fn rules_that_cannot_do_what_they_read_are_refused() {
+    let flags = |hide: &[&str], allow: &[&str], no_default: bool| {
+        super::config::build(&super::config::Spec {
+            hide: hide.iter().map(|s| (*s).to_owned()).collect(),
+            allow: allow.iter().map(|s| (*s).to_owned()).collect(),
+            no_default,
+            ..Default::default()
+        })
+    };
+    for (hide, needle) in [
+        (&["/"][..], "names no path"),
+        (&["!"], "names no path"),
+        (&["//"], "names no path"),
+        (&["a[b"], "unclosed '['"),
+        (&["[]"], "unclosed '['"),
+        (&["!x"], "lifts nothing"),
+        (&["!.env.example", ".env*"], "comes before '.env*'"),
+        (
+            &[".env", "!.env.example", ".env.*"],
+            "comes before '.env.*'",
+        ),
+        (&["!*.bak", "*"], "comes before '*'"),
+    ] {
+        let e = flags(hide, &[], false).unwrap_err();
+        assert!(
+            e.contains("rule '--hide'") && e.contains(needle),
+            "{hide:?}: {e}"
+        );
+    }
+    for hide in [
+        &[".env*", "!.env.example"][..],
+        &["**"],
+        &["a\\[b", "[ab]c", "[]]x", "[!]]y"],
+        &["secrets", "!secrets/readme"],
+    ] {
+        let b = flags(hide, &[], false).unwrap();
+        assert!(b.warnings.is_empty(), "{hide:?}: {:?}", b.warnings);
+    }
+    let warned = |allow: &str, no_default: bool| {
+        !flags(&[], &[allow], no_default)
+            .unwrap()
+            .warnings
+            .is_empty()
+    };
+    assert!(warned("src/generated", false));
+    assert!(warned("/build", false));
+    assert!(warned(".vscode", true));
+    for allow in [
+        ".vscode",
+        "/.git/hooks",
+        ".claude/settings.json",
+        "**/x",
+        ".bashrc",
+    ] {
+        assert!(!warned(allow, false), "{allow}");
+    }
 }

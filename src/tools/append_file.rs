@@ -1,5 +1,6 @@
 //! `append_file`: add content at the end of a file, keeping the file
-//! itself. Touches: scope, append.
+//! itself (a file with other hard links is replaced, so they keep their
+//! bytes). Touches: scope, append.
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
@@ -17,8 +18,9 @@ pub const TOOL: Tool = Tool {
     description: "Append content to a file exactly as given (no newline added), creating it if missing; keeps its permissions and identity.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::Text,
-    plan: Plan::small,
+    plan: Plan::append,
     notes: Notes {
         advice: None,
         bound: Some(Bound::Own(|_| {
@@ -59,6 +61,6 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    append::append(&t, p.content.as_bytes(), &cond, &ctx.io.note)?;
+    append::append(&t, p.content.as_bytes(), &cond, &ctx.io)?;
     Ok(Output::Text(format!("Successfully appended to {}", p.path)))
 }

@@ -17,6 +17,7 @@ pub const TOOL: Tool = Tool {
     description: "Copy a regular file to a new path, keeping its mode and mtime; fails if the destination exists.",
     hints: Hints::write(false, false),
     input: schema::<Params>,
+    paths: &["source", "destination"],
     output: OutputKind::Text,
     plan: Plan::small,
     notes: Notes::NONE,
@@ -54,7 +55,8 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    copy::copy(&s, &d, &cond, &ctx.cancel, &ctx.io.note)?;
+    let max = ctx.limits.max_copy_bytes;
+    copy::copy(&s, &d, &cond, max, &ctx.cancel, &ctx.io.recorder)?;
     Ok(Output::Text(format!(
         "Successfully copied {} to {}",
         p.source, p.destination

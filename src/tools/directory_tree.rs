@@ -35,6 +35,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::Text,
     plan: Plan::walk_tree,
     notes: Notes {
@@ -128,7 +129,7 @@ pub fn run(ctx: &Ctx, mut p: Params) -> Result<Output> {
             .map(|c| crate::fs::cursor::Cursor::decode(&c, &bind))
             .transpose()?;
         let depth = limits.depth();
-        let call = page::Call {
+        let call = page::PageCall {
             start: &dir,
             limits: &limits,
             excludes: &excludes,

@@ -33,6 +33,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::write(false, true),
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::Versioned,
     plan: Plan::edit,
     notes: Notes::NONE,
@@ -124,7 +125,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
             limit: ctx.limits.max_read_bytes,
             named: p.if_match.is_some(),
         };
-        after = dest.replace(new.as_bytes(), guard, &ctx.io.note)?;
+        after = dest.replace(new.as_bytes(), guard, &ctx.io.recorder)?;
     }
     let text = cut_diff(&ctx.reply_budget(), diff, p.dry_run);
     Ok(Output::Text(text).with_version(Some(&after)))

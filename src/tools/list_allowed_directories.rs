@@ -17,6 +17,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
+    paths: &[],
     output: OutputKind::Text,
     plan: Plan::small,
     notes: Notes::NONE,

@@ -26,6 +26,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::Text,
     plan: Plan::listing,
     notes: Notes::NONE,

@@ -2,15 +2,15 @@
 //! and the filesystem core.
 //!
 //! Owns: [`TOOLS`], where each tool is declared once (name, capability,
-//! title, description, annotations, input and output schema, handler, reply
-//! plan, instruction notes); `tools/list`, the selectors, `--print-config`,
+//! title, description, annotations, input and output schema, its path
+//! arguments, handler, reply plan, instruction notes); `tools/list`, the selectors, `--print-config`,
 //! dispatch, the help text and the tools' part of the `initialize`
 //! instructions ([`notes::instructions`]) all derive from it. [`dispatch`]
 //! deserializes a call's arguments strictly (unknown fields are refused)
 //! and runs the tool. Each tool lives in its own file with its `Params`, its
 //! `run` and its `TOOL` entry.
 //! May touch: what the tools touch, through [`Ctx`]: the roots snapshot of
-//! the call, the call's facts (its reply budget, audit note and the
+//! the call, the call's facts (its reply budget, change recorder and the
 //! server's spare buffer, [`crate::fs::io::Io`], passed to each reader and
 //! writer; the server's walk threads, passed to each walk in its bounds),
 //! and the core in [`crate::fs`].
@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::fs::scope::Snapshot;
 use crate::limits::Limits;
-pub use crate::memory::Plan;
 pub use crate::progress::Progress;
+pub use crate::reply_budget::Plan;
 pub use notes::{Bound, Notes};
 
 pub mod append_file;
@@ -33,8 +33,6 @@ pub mod create_directory;
 pub mod directory_tree;
 pub mod edit_file;
 pub mod get_file_info;
-#[cfg(test)]
-pub(crate) mod lint;
 pub mod list_allowed_directories;
 pub mod list_directory;
 pub mod list_directory_with_sizes;
@@ -165,6 +163,9 @@ pub struct Tool {
     pub hints: Hints,
     /// The input schema.
     pub input: fn() -> Value,
+    /// The arguments that name paths (each a string, or an array of
+    /// strings), in order: what the audit record lists as the call's paths.
+    pub paths: &'static [&'static str],
     /// What its result is.
     pub output: OutputKind,
     /// How much reply memory a call may hold, by the limits in force: the
@@ -192,8 +193,8 @@ pub struct Ctx {
     /// Where a long walk or search reports how far it got, when the client
     /// asked for progress (its request carried a `progressToken`).
     pub progress: Option<Progress>,
-    /// The call's reply budget, audit note and the server's spare read
-    /// buffer: given to every file reader and writer the call uses.
+    /// The call's reply budget, change recorder and the server's spare
+    /// read buffer: given to every file reader and writer the call uses.
     pub io: crate::fs::io::Io,
     /// The server's walk threads: given to every walk in its bounds.
     pub walk: crate::fs::walk::WalkPool,
@@ -566,6 +567,21 @@ mod tests {
         assert_eq!(names.len(), TOOLS.len());
         for t in TOOLS {
             assert_eq!(find(t.name).map(|f| f.name), Some(t.name));
+        }
+    }
+
+    /// Each argument a tool's entry names as a path (for the audit record)
+    /// is one of its arguments: a string, or an array of strings.
+    #[test]
+    fn every_path_argument_is_a_string_argument_of_its_tool() {
+        for t in TOOLS {
+            let schema = (t.input)();
+            for name in t.paths {
+                let p = &schema["properties"][*name];
+                let ok = p["type"] == "string"
+                    || (p["type"] == "array" && p["items"]["type"] == "string");
+                assert!(ok, "{}: {name} is not a path argument: {p}", t.name);
+            }
         }
     }
 }

@@ -26,6 +26,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::write(false, true),
     input: schema::<Params>,
+    paths: &["source", "destination"],
     output: OutputKind::Text,
     plan: Plan::small,
     notes: Notes::NONE,
@@ -62,7 +63,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    rename::rename(&s, &d, &cond, ctx.limits.max_walk_entries, &ctx.io.note)?;
+    rename::rename(&s, &d, &cond, ctx.limits.max_walk_entries, &ctx.io.recorder)?;
     Ok(Output::Text(format!(
         "Successfully moved {} to {}",
         p.source, p.destination

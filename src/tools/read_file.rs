@@ -18,6 +18,7 @@ pub const TOOL: Tool = Tool {
     ),
     hints: Hints::READ_ONLY,
     input: schema::<read_text_file::Params>,
+    paths: &["path"],
     output: OutputKind::Text,
     plan: Plan::text_read,
     notes: Notes {

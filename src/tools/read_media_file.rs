@@ -23,6 +23,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::VersionedMedia,
     plan: Plan::media,
     notes: Notes::NONE,

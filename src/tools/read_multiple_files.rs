@@ -22,6 +22,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
+    paths: &["paths"],
     output: OutputKind::Versions,
     plan: Plan::batch,
     notes: Notes {

@@ -46,6 +46,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::Structured(output_schema),
     plan,
     notes: Notes {

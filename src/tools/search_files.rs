@@ -33,6 +33,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::READ_ONLY,
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::Text,
     plan: Plan::walk_tree,
     notes: Notes {

@@ -20,6 +20,7 @@ pub const TOOL: Tool = Tool {
     description: DESCRIPTION,
     hints: Hints::write(true, true),
     input: schema::<Params>,
+    paths: &["path"],
     output: OutputKind::Versioned,
     plan: Plan::small,
     notes: Notes::NONE,
@@ -54,6 +55,6 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         tool: NAME,
         readers: super::version_readers(),
     };
-    let version = atomic::write_if(&t, p.content.as_bytes(), &cond, &ctx.io.note)?;
+    let version = atomic::write_if(&t, p.content.as_bytes(), &cond, &ctx.io.recorder)?;
     Ok(Output::Text(format!("Successfully wrote to {}", p.path)).with_version(Some(&version)))
 }

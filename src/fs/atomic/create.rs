@@ -61,7 +61,7 @@ impl Dest {
     /// put into a directory moved out of the root meanwhile is removed).
     pub fn create_new(
         &self,
-        note: &Noting,
+        rec: &dyn Recorder,
         fill: impl FnOnce(&mut cap_std::fs::File) -> Result<()>,
     ) -> Result<()> {
         self.check_parent()?;
@@ -85,15 +85,14 @@ impl Dest {
             self.remove_temp(name.as_deref());
             return result;
         }
-        // For the undo journal and the audit record: the new file's version.
-        let journal = crate::journal::active();
-        // With the journal, the rename is made durable with its record.
-        if journal.is_none()
+        // A keeper makes the rename durable with its record.
+        if !rec.keeps()
             && let Err(e) = sync_dir(&self.parent)
         {
             tracing::warn!(error = %e, "fsync of the directory after a create failed");
         }
-        if journal.is_some() || note.active() {
+        if rec.records() {
+            // For the recorders: the new file's version.
             let (after, len) = match file::version_in(
                 &self.parent,
                 &self.leaf,
@@ -103,15 +102,16 @@ impl Dest {
                 Ok((v, md)) => (v, md.len()),
                 Err(_) => (None, 0),
             };
-            if let Some(j) = journal {
-                j.record_create(self.loc(), after.as_ref(), &self.parent)?;
-            }
-            let change = crate::audit::Change {
-                path: self.given.clone(),
+            rec.changed(&Changed {
+                op: Op::Create,
+                at: self.place(),
                 before: None,
                 after,
-            };
-            note.changed(change, len);
+                id: crate::fs::record::id_in(&self.parent, &self.leaf),
+                bytes: len,
+                kept: None,
+                dir: Some(&self.parent),
+            })?;
         }
         Ok(())
     }

@@ -49,14 +49,13 @@ use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions, OpenOptionsExt, Permi
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, XattrFlags, renameat_with};
 use rustix::io::Errno;
 
-use crate::audit::Noting;
 use crate::error::{Error, OsPaths, Result};
 use crate::fs::file;
 use crate::fs::ifmatch::{self, Condition, WriteLock};
+use crate::fs::record::{Changed, Kept, Op, Place, Recorder};
 use crate::fs::roots::Root;
 use crate::fs::scope::Target;
 use crate::fs::version::Version;
-use crate::journal::store::Kept;
 use crate::limits::MAX_XATTR_BYTES;
 use crate::text::fmt::printable;
 
@@ -311,9 +310,10 @@ impl Dest {
         }
     }
 
-    /// Where the file is, as the undo journal names it.
-    pub fn loc(&self) -> crate::journal::record::Loc {
-        crate::journal::loc(&self.root, &self.parent_rel, &self.leaf)
+    /// Where the file is, for the change recorder.
+    pub fn place(&self) -> Place {
+        self.root
+            .place_in(&self.parent_rel, &self.leaf, &self.given)
     }
 
     /// Refuses when the parent handle is no longer the directory a fresh

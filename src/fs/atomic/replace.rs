@@ -18,17 +18,17 @@ impl Dest {
     /// handle before the rename, and `rename` replaces the name itself (a link
     /// swapped in is replaced, never followed).
     ///
-    /// Returns the version written; the change is noted in `note` (the
-    /// call's audit note).
-    pub fn replace(&self, bytes: &[u8], guard: Guard, note: &Noting) -> Result<Version> {
+    /// Returns the version written; the change is told to `rec` (the
+    /// call's recorder: the undo journal keeps the old file and records the
+    /// change, the audit note notes it).
+    pub fn replace(&self, bytes: &[u8], guard: Guard, rec: &dyn Recorder) -> Result<Version> {
         self.check_writable()?;
         self.check_parent()?;
-        let journal = crate::journal::active();
-        // For the audit record: the version replaced (known when checked;
-        // with the journal, hashed as it is kept).
-        let before = match (&guard, note.active()) {
-            (Guard::Content { version, .. }, _) => Some(version.clone()),
-            (_, true) if self.exists() && journal.is_none() => file::version_in(
+        // The version replaced: known when checked; else hashed here when a
+        // recorder wants it and none keeps the old file (keeping hashes it).
+        let before = match &guard {
+            Guard::Content { version, .. } => Some(version.clone()),
+            _ if self.exists() && rec.before() && !rec.keeps() => file::version_in(
                 &self.parent,
                 &self.leaf,
                 &self.given,
@@ -39,7 +39,7 @@ impl Dest {
             _ => None,
         };
         let mut temp = self.create_temp()?;
-        let result = self.fill_and_rename(&mut temp, bytes, &guard);
+        let result = self.fill_and_rename(&mut temp, bytes, &guard, rec);
         let name = temp.name.take();
         drop(temp);
         let kept = match result {
@@ -51,30 +51,30 @@ impl Dest {
                 return Err(e);
             }
         };
-        let audit = note.active();
-        let after = Version::of(bytes);
-        let kept_before = kept.as_ref().and_then(|k| k.before.clone());
-        match journal {
-            // The new content is in place; the rename is made durable with
-            // the journal's record (one commit for both).
-            Some(j) => match kept {
-                Some(kept) => j.record_replace(self.loc(), kept, &after, &self.parent)?,
-                None => j.record_create(self.loc(), Some(&after), &self.parent)?,
-            },
-            // The new content is in place; make the rename durable.
-            None => {
-                if let Err(e) = sync_dir(&self.parent) {
-                    tracing::warn!(error = %e, "fsync of the directory after a write failed");
-                }
-            }
+        // The new content is in place; make the rename durable (a keeper
+        // does, with its record: one commit for both).
+        if !rec.keeps()
+            && let Err(e) = sync_dir(&self.parent)
+        {
+            tracing::warn!(error = %e, "fsync of the directory after a write failed");
         }
-        if audit {
-            let change = crate::audit::Change {
-                path: self.given.clone(),
-                before: before.or(kept_before),
+        let after = Version::of(bytes);
+        if rec.records() {
+            let before = before.or_else(|| kept.as_ref().and_then(|k| k.before.clone()));
+            rec.changed(&Changed {
+                op: if kept.is_some() {
+                    Op::Replace
+                } else {
+                    Op::Create
+                },
+                at: self.place(),
+                before,
                 after: Some(after.clone()),
-            };
-            note.changed(change, bytes.len() as u64);
+                id: crate::fs::record::id_in(&self.parent, &self.leaf),
+                bytes: bytes.len() as u64,
+                kept,
+                dir: Some(&self.parent),
+            })?;
         }
         Ok(after)
     }
@@ -84,6 +84,7 @@ impl Dest {
         temp: &mut Temp,
         bytes: &[u8],
         guard: &Guard,
+        rec: &dyn Recorder,
     ) -> Result<Option<Kept>> {
         let given = self.given.as_str();
         let f = &mut temp.file;
@@ -128,7 +129,7 @@ impl Dest {
         let ours = f.metadata().map_err(|e| Error::io("write", given, &e))?;
         let ours = (ours.dev(), ours.ino());
         let tmp = self.name_temp(temp)?;
-        self.put_in_place(&tmp, ours, guard)
+        self.put_in_place(&tmp, ours, guard, rec)
     }
 
     /// Puts the temp file in place, then makes sure it did not land in a
@@ -143,18 +144,19 @@ impl Dest {
     /// exchange) it is a plain rename, and an undo can only remove the new
     /// file.
     ///
-    /// With the undo journal, the old file (swapped out, reachable by no
-    /// name in the root) goes into the journal instead of being unlinked;
-    /// where there is no exchange, a copy of it is kept before the rename.
-    /// Returns what was kept (`None`: nothing was replaced).
+    /// When a recorder keeps old files (the undo journal), the old file
+    /// (swapped out, reachable by no name in the root) goes to it instead
+    /// of being unlinked; where there is no exchange, a copy of it is kept
+    /// before the rename. Returns what was kept (`None`: nothing was
+    /// replaced).
     pub(super) fn put_in_place(
         &self,
         tmp: &str,
         ours: (u64, u64),
         guard: &Guard,
+        rec: &dyn Recorder,
     ) -> Result<Option<Kept>> {
         let given = self.given.as_str();
-        let journal = crate::journal::active();
         let exchanged = self.existing.is_some()
             && match renameat_with(
                 &self.parent,
@@ -216,14 +218,15 @@ impl Dest {
             None
         } else {
             // No exchange here: a copy of the old file is kept first.
-            let copied = match (journal, self.existing.is_some()) {
-                (Some(j), true) => match j.keep_copy(&self.parent, &self.leaf, &self.loc()) {
+            let copied = if self.existing.is_some() && rec.keeps() {
+                match rec.keep_copy(&self.parent, &self.leaf, &self.place()) {
                     Ok(k) => Some(k),
                     // Gone meanwhile: nothing is replaced.
                     Err(_) if self.parent.symlink_metadata(&self.leaf).is_err() => None,
                     Err(e) => return Err(e),
-                },
-                _ => None,
+                }
+            } else {
+                None
             };
             self.parent
                 .rename(tmp, &self.parent, &self.leaf)
@@ -247,12 +250,12 @@ impl Dest {
         if !exchanged {
             return Ok(copied);
         }
-        if let Some(j) = journal {
+        if rec.keeps() {
             let known = match guard {
                 Guard::Content { version, .. } => Some(version),
                 _ => None,
             };
-            return match j.keep_swapped(&self.parent, tmp, known, &self.loc()) {
+            return match rec.keep_swapped(&self.parent, tmp, known, &self.place()) {
                 Ok(kept) => Ok(Some(kept)),
                 Err(e) => {
                     // Not kept, so not replaced: the old file goes back.
@@ -312,17 +315,22 @@ impl Dest {
 }
 
 /// Locates `t` and replaces its content with `bytes` (`write_file`),
-/// noting the change in `note`.
-pub fn write(t: &Target, bytes: &[u8], note: &Noting) -> Result<()> {
-    Dest::locate(t)?.replace(bytes, Guard::None, note).map(drop)
+/// telling the change to `rec`.
+pub fn write(t: &Target, bytes: &[u8], rec: &dyn Recorder) -> Result<()> {
+    Dest::locate(t)?.replace(bytes, Guard::None, rec).map(drop)
 }
 
 /// Locates `t` and replaces its content with `bytes` if `cond` holds
 /// (`write_file` with `ifMatch` or `--require-if-match`): the check and
 /// the replacement under one [`WriteLock`], the replaced file verified
-/// after the exchange. Returns the version written, the change noted in
-/// `note`.
-pub fn write_if(t: &Target, bytes: &[u8], cond: &Condition<'_>, note: &Noting) -> Result<Version> {
+/// after the exchange. Returns the version written, the change told to
+/// `rec`.
+pub fn write_if(
+    t: &Target,
+    bytes: &[u8],
+    cond: &Condition<'_>,
+    rec: &dyn Recorder,
+) -> Result<Version> {
     let mut dest = Dest::locate(t)?;
     let _lock = dest.lock();
     let guard = match dest.check(cond)? {
@@ -333,5 +341,5 @@ pub fn write_if(t: &Target, bytes: &[u8], cond: &Condition<'_>, note: &Noting) -
         },
         None => Guard::None,
     };
-    dest.replace(bytes, guard, note)
+    dest.replace(bytes, guard, rec)
 }

@@ -134,15 +134,20 @@ impl Dest {
     /// extended attributes, fsynced.
     #[cfg(target_os = "linux")]
     pub(super) fn named_copy(&self, unnamed: &mut cap_std::fs::File) -> Result<Temp> {
-        use std::io::Seek;
         let given = self.given.as_str();
-        let mut named = self.create_named(0o600)?;
+        let named = self.create_named(0o600)?;
         let result = (|| {
             let io = |op: &'static str| move |e: io::Error| Error::io(op, given, &e);
-            unnamed.rewind().map_err(io("read"))?;
-            io::copy(unnamed, &mut named.file).map_err(io("write"))?;
             let st =
                 rustix::fs::fstat(&*unnamed).map_err(|e| Error::io("stat", given, &e.into()))?;
+            // Holes stay holes (a copied sparse file is the content here).
+            let len = u64::try_from(st.st_size).unwrap_or(0);
+            crate::fs::sparse::copy(&*unnamed, &named.file, len, &|| false).map_err(
+                |e| match e {
+                    crate::fs::sparse::Stop::Io(e) => Error::io("write", given, &e),
+                    crate::fs::sparse::Stop::Cancelled => Error::Cancelled,
+                },
+            )?;
             let _ = rustix::fs::fchown(
                 &named.file,
                 Some(rustix::fs::Uid::from_raw(st.st_uid)),

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::temp::temp_name;
 use super::*;
+use crate::fs::record::Recorders;
 use crate::fs::roots::Root;
 use crate::fs::scope::resolve_in;
 
@@ -67,10 +68,10 @@ fn replaces_keeping_mode_and_creates_with_umask() {
     root.dir
         .set_permissions("f", Permissions::from_mode(0o640))
         .unwrap();
-    write(&target(&root, "f"), b"new", &Noting::OFF).unwrap();
+    write(&target(&root, "f"), b"new", &Recorders::NONE).unwrap();
     assert_eq!(root.dir.read("f").unwrap(), b"new");
     assert_eq!(root.dir.metadata("f").unwrap().mode() & 0o7777, 0o640);
-    write(&target(&root, "g"), b"fresh", &Noting::OFF).unwrap();
+    write(&target(&root, "g"), b"fresh", &Recorders::NONE).unwrap();
     root.dir.write("probe", "").unwrap(); // what the umask gives 0666
     let want = root.dir.metadata("probe").unwrap().mode() & 0o777;
     assert_eq!(root.dir.metadata("g").unwrap().mode() & 0o777, want);
@@ -90,7 +91,7 @@ fn a_failure_after_the_temp_exists_removes_it_and_keeps_the_target() {
     std::thread::sleep(std::time::Duration::from_millis(10));
     root.dir.write("f", "v2-other").unwrap();
     let err = dest
-        .replace(b"mine", Guard::Unchanged, &Noting::OFF)
+        .replace(b"mine", Guard::Unchanged, &Recorders::NONE)
         .unwrap_err();
     assert!(matches!(err, Error::Changed { .. }), "{err}");
     assert_eq!(root.dir.read("f").unwrap(), b"v2-other");
@@ -101,7 +102,10 @@ fn a_failure_after_the_temp_exists_removes_it_and_keeps_the_target() {
     root.dir.remove_file("f").unwrap();
     root.dir.create_dir("f").unwrap();
     root.dir.write("f/keep", "k").unwrap();
-    assert!(dest.replace(b"mine", Guard::None, &Noting::OFF).is_err());
+    assert!(
+        dest.replace(b"mine", Guard::None, &Recorders::NONE)
+            .is_err()
+    );
     assert_eq!(root.dir.read("f/keep").unwrap(), b"k");
     assert_eq!(names(&root), ["f"]);
 }
@@ -122,7 +126,7 @@ fn a_change_after_the_check_is_swapped_back_by_content() {
         named,
     };
     let err = dest
-        .replace(b"mine", guard(true), &Noting::OFF)
+        .replace(b"mine", guard(true), &Recorders::NONE)
         .unwrap_err();
     assert!(matches!(err, Error::VersionMismatch { .. }), "{err}");
     assert!(
@@ -133,7 +137,7 @@ fn a_change_after_the_check_is_swapped_back_by_content() {
     assert_eq!(names(&root), ["f"]);
     // Without ifMatch (edit_file's own check) it is a plain "changed".
     let err = dest
-        .replace(b"mine", guard(false), &Noting::OFF)
+        .replace(b"mine", guard(false), &Recorders::NONE)
         .unwrap_err();
     assert!(matches!(err, Error::Changed { .. }), "{err}");
     assert_eq!(root.dir.read("f").unwrap(), b"v2-bbbb");
@@ -146,7 +150,7 @@ fn a_change_after_the_check_is_swapped_back_by_content() {
         limit: 1 << 20,
         named: true,
     };
-    dest.replace(b"mine", ok, &Noting::OFF).unwrap();
+    dest.replace(b"mine", ok, &Recorders::NONE).unwrap();
     assert_eq!(root.dir.read("f").unwrap(), b"mine");
     assert_eq!(names(&root), ["f"]);
 }
@@ -158,7 +162,7 @@ fn read_only_targets_are_refused_without_a_temp() {
     root.dir
         .set_permissions("ro", Permissions::from_mode(0o444))
         .unwrap();
-    let err = write(&target(&root, "ro"), b"x", &Noting::OFF).unwrap_err();
+    let err = write(&target(&root, "ro"), b"x", &Recorders::NONE).unwrap_err();
     assert!(matches!(err, Error::ReadOnly { mode: 0o444, .. }), "{err}");
     assert_eq!(root.dir.read("ro").unwrap(), b"keep");
     assert_eq!(names(&root), ["ro"]);
@@ -172,20 +176,20 @@ fn final_symlinks_are_followed_inside_and_refused_otherwise() {
     root.dir.symlink("sub/real", "in").unwrap();
     root.dir.symlink("nowhere", "dangling").unwrap();
     root.dir.symlink("sub", "dirlink").unwrap();
-    write(&target(&root, "in"), b"via", &Noting::OFF).unwrap();
+    write(&target(&root, "in"), b"via", &Recorders::NONE).unwrap();
     assert_eq!(root.dir.read("sub/real").unwrap(), b"via");
     assert!(root.dir.symlink_metadata("in").unwrap().is_symlink());
-    let err = write(&target(&root, "dangling"), b"x", &Noting::OFF).unwrap_err();
+    let err = write(&target(&root, "dangling"), b"x", &Recorders::NONE).unwrap_err();
     assert!(matches!(err, Error::DanglingSymlink { .. }), "{err}");
     assert!(root.dir.symlink_metadata("nowhere").is_err());
-    let err = write(&target(&root, "dirlink"), b"x", &Noting::OFF).unwrap_err();
+    let err = write(&target(&root, "dirlink"), b"x", &Recorders::NONE).unwrap_err();
     assert!(err.to_string().starts_with("EISDIR"), "{err}");
     // An absolute link is refused even when it points inside.
     #[allow(clippy::disallowed_methods)] // cap-std will not create one
     std::os::unix::fs::symlink(tmp.path().join("sub/real"), tmp.path().join("abs")).unwrap();
     assert!(
         walked(&root, "abs")
-            .and_then(|t| write(&t, b"x", &Noting::OFF))
+            .and_then(|t| write(&t, b"x", &Recorders::NONE))
             .unwrap_err()
             .is_outside()
     );
@@ -193,13 +197,13 @@ fn final_symlinks_are_followed_inside_and_refused_otherwise() {
     root.dir.symlink("../../x", "sub/up").unwrap();
     assert!(
         walked(&root, "sub/up")
-            .and_then(|t| write(&t, b"x", &Noting::OFF))
+            .and_then(|t| write(&t, b"x", &Recorders::NONE))
             .unwrap_err()
             .is_outside()
     );
     root.dir.symlink("..", "sub/parent").unwrap();
     assert!(
-        write(&target(&root, "sub/parent"), b"x", &Noting::OFF)
+        write(&target(&root, "sub/parent"), b"x", &Recorders::NONE)
             .unwrap_err()
             .to_string()
             .starts_with("EISDIR")
@@ -217,13 +221,13 @@ fn chained_and_climbing_links_are_followed_hop_by_hop_and_loops_end() {
     root.dir.symlink("sub/up", "chain").unwrap();
     // `sub/deeper/..` is resolved by the kernel: `sub`, whatever the string says.
     root.dir.symlink("deeper/../up", "sub/round").unwrap();
-    write(&target(&root, "chain"), b"1", &Noting::OFF).unwrap();
+    write(&target(&root, "chain"), b"1", &Recorders::NONE).unwrap();
     assert_eq!(root.dir.read("top.txt").unwrap(), b"1");
-    write(&target(&root, "sub/round"), b"2", &Noting::OFF).unwrap();
+    write(&target(&root, "sub/round"), b"2", &Recorders::NONE).unwrap();
     assert_eq!(root.dir.read("top.txt").unwrap(), b"2");
     root.dir.symlink("l2", "l1").unwrap();
     root.dir.symlink("l1", "l2").unwrap();
-    let err = write(&target(&root, "l1"), b"x", &Noting::OFF).unwrap_err();
+    let err = write(&target(&root, "l1"), b"x", &Recorders::NONE).unwrap_err();
     assert!(err.to_string().starts_with("ELOOP"), "{err}");
     assert_eq!(names(&root), ["chain", "l1", "l2", "sub", "top.txt"]);
 }
@@ -249,8 +253,11 @@ fn an_unwalked_target_is_refused_by_every_writer() {
         internal(Dest::locate(&read_target(root, "new")).map(drop));
         internal(Dest::locate_new(&read_target(root, "new")).map(drop));
         internal(read_target(root, "f").check_write("open"));
-        internal(write(&read_target(root, "f"), b"new", &Noting::OFF));
-        internal(crate::fs::mkdir::create_dir_all(&read_target(root, "d")));
+        internal(write(&read_target(root, "f"), b"new", &Recorders::NONE));
+        internal(crate::fs::mkdir::create_dir_all(
+            &read_target(root, "d"),
+            &Recorders::NONE,
+        ));
         let (s, d) = (read_target(root, "f"), read_target(root, "g"));
         internal(crate::fs::rename::check_move(&s, &d, &root.dir, "f", 100));
         internal(crate::fs::rename::check_move(
@@ -264,9 +271,9 @@ fn an_unwalked_target_is_refused_by_every_writer() {
     assert_eq!(names(&ruled), ["f"]);
     assert_eq!(ruled.dir.read("f").unwrap(), b"old");
     // Walked, the same writes go through.
-    write(&target(&ruled, "f"), b"new", &Noting::OFF).unwrap();
-    crate::fs::mkdir::create_dir_all(&target(&ruled, "d")).unwrap();
+    write(&target(&ruled, "f"), b"new", &Recorders::NONE).unwrap();
+    crate::fs::mkdir::create_dir_all(&target(&ruled, "d"), &Recorders::NONE).unwrap();
     assert_eq!(ruled.dir.read("f").unwrap(), b"new");
-    write(&target(&plain, "g"), b"fresh", &Noting::OFF).unwrap();
+    write(&target(&plain, "g"), b"fresh", &Recorders::NONE).unwrap();
     assert_eq!(names(&plain), ["d", "f", "g"]);
 }

@@ -3,7 +3,7 @@
 //! memory (a hole before the range skipped, not read), each bounded by the
 //! scan limit, and the head/tail line logic as the reference has it.
 //! Each reader takes the call's facts ([`Io`]): its reply budget covers
-//! what a read holds, and its audit note counts what was read.
+//! what a read holds, and its recorder counts what was read.
 //! May touch: a root `Dir`, by relative path (through [`super::open_regular`]).
 
 use std::io::{Read, Seek, SeekFrom};
@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::{CHUNK, Covered, open_regular};
 use crate::error::{Error, Result};
 use crate::fs::io::Io;
+use crate::fs::record::Recorder;
 use crate::fs::scope::Target;
 use crate::fs::version::{self, Version};
 use crate::text::lines;
@@ -25,7 +26,7 @@ pub fn read_head(io: &Io, t: &Target, n: f64, limit: u64) -> Result<(String, Opt
     let (file, size) = open_regular(io, t)?;
     version::with_read(&file, limit, &t.given, || {
         let text = head_from(io, &file, size, t, n, limit)?;
-        io.note.read(text.len() as u64);
+        io.recorder.read(text.len() as u64);
         Ok(text)
     })
 }
@@ -75,7 +76,7 @@ pub fn read_tail(io: &Io, t: &Target, n: f64, limit: u64) -> Result<(String, Opt
     let (file, size) = open_regular(io, t)?;
     version::with_read(&file, limit, &t.given, || {
         let text = tail_from(io, &file, size, t, n, limit)?;
-        io.note.read(text.len() as u64);
+        io.recorder.read(text.len() as u64);
         Ok(text)
     })
 }
@@ -165,7 +166,7 @@ pub fn read_range(
     let (file, size) = open_regular(io, t)?;
     version::with_read(&file, limit, &t.given, || {
         let out = range_from(io, &file, size, t, range, caps, max_scan, cancel)?;
-        io.note.read(out.0.len() as u64);
+        io.recorder.read(out.0.len() as u64);
         Ok(out)
     })
 }
@@ -174,7 +175,7 @@ pub fn read_range(
 /// can make more text than the share of the reply budget a read of the
 /// file took when it was opened (eight bytes per byte, for four): before a
 /// byte is read, the call's share is made to cover the most text this file
-/// can make ([`lines::text_most`], [`crate::memory::Grant::will_hold`]),
+/// can make ([`lines::text_most`], [`crate::reply_budget::Grant::will_hold`]),
 /// and the text's capacity is kept within it. Bytes a file gained after it
 /// was opened are covered as their text is held.
 #[allow(clippy::too_many_arguments)]

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::fds::{dir_flags, open_at};
-use super::ignores::{Chain, Level};
+use super::ignores::{Chain, Level, Veil};
 use super::{Bounds, Kind, Stop, Tally, read_entries_fd};
 use crate::limits::MAX_WALK_TEXT_BYTES;
 use crate::rules::Hide;
@@ -194,23 +194,28 @@ fn slots_of(
     };
     let allowed = shared.tally.claim(entries.len());
     let filter = shared.filter;
+    // The path rules' look at this directory's entries, planned once.
+    let dir_rel = String::from_utf8_lossy(prefix);
+    let mut hide = shared.hide.map(|h| h.in_dir(&dir_rel));
     let level = filter.ignore_files.then(|| {
         let base = if prefix.is_empty() {
             0
         } else {
             prefix.len() + 1
         };
-        Level::read(dir, Vec::new(), base, &shared.big)
+        // Its ignore files and `.git`, unless the rules hide them.
+        let veil = shared.hide.zip(hide.as_mut()).map(|(hide, here)| Veil {
+            hide,
+            here,
+            rel: &dir_rel,
+        });
+        Level::read(dir, Vec::new(), base, &shared.big, veil)
     });
     let chain = Chain {
         level: level.as_ref(),
         parent: Some(parent),
         ancestors: parent.ancestors,
     };
-    // The path rules' look at this directory's entries, planned once.
-    let mut hide = shared
-        .hide
-        .map(|h| h.in_dir(&String::from_utf8_lossy(prefix)));
     let mut slots = Vec::new();
     for entry in entries.into_iter().take(allowed) {
         let name = entry.os_name().as_bytes();

@@ -4,7 +4,9 @@
 //! directory fds (one name at a time, `O_NOFOLLOW`, bounded in size and in
 //! rules), feeding their lines to the `ignore` crate's gitignore matcher,
 //! and deciding an entry by `rg`'s precedence over the walked directories
-//! and the start's ancestors.
+//! and the start's ancestors. An ignore file, a `.git`, or a directory on
+//! the way to `.git/info/exclude` that the path rules hide is absent here
+//! as everywhere ([`Veil`]): the walk then behaves as on a tree without it.
 //! May touch: directory fds opened beneath a root, by single entry names.
 
 use std::ffi::OsStr;
@@ -20,6 +22,57 @@ use rustix::fs::AtFlags;
 use super::fds::dir_flags;
 use super::open::open_file_at;
 use crate::limits::{MAX_IGNORE_FILE_BYTES, MAX_IGNORE_RULES, MAX_IGNORE_WILDCARDS};
+use crate::rules::{Hide, HideDir};
+
+/// The path rules as a level's reads see them: which of its directory's
+/// entries (and of the entries beneath its `.git`) are hidden.
+///
+/// # Security
+///
+/// Whether an ignore file is used, and which files it leaves out, shows in
+/// a search's results; whether a `.git` is there decides whether the git
+/// ignore files count. A hidden one read here would let a client confirm
+/// that it exists and guess its lines. So each name a level reads is
+/// matched first, every component of `.git/info/exclude` in turn, and a
+/// hidden one is treated as missing.
+pub(super) struct Veil<'a, 'h> {
+    /// The rules, from the base the directory's path is relative to.
+    pub(super) hide: &'h Hide,
+    /// The directory's own entries, planned once by the caller.
+    pub(super) here: &'a mut HideDir<'h>,
+    /// The directory's path relative to `hide`'s base ("" for the base).
+    pub(super) rel: &'a str,
+}
+
+impl Veil<'_, '_> {
+    /// Whether `names` (a path below the directory, the last a directory
+    /// when `is_dir`, the others directories) is hidden, or anything on the
+    /// way to it.
+    fn hides(&mut self, names: &[&str], is_dir: bool) -> bool {
+        let mut at = self.rel.to_owned();
+        for (i, name) in names.iter().enumerate() {
+            let dir = is_dir || i + 1 < names.len();
+            let hidden = if i == 0 {
+                self.here.hides(name, dir)
+            } else {
+                self.hide.in_dir(&at).hides(name, dir)
+            };
+            if hidden {
+                return true;
+            }
+            if !at.is_empty() {
+                at.push('/');
+            }
+            at.push_str(name);
+        }
+        false
+    }
+}
+
+/// [`Veil::hides`] when there are rules that hide.
+fn veiled(veil: &mut Option<Veil<'_, '_>>, names: &[&str], is_dir: bool) -> bool {
+    veil.as_mut().is_some_and(|v| v.hides(names, is_dir))
+}
 
 /// The ignore rules of one directory, and how to reach it from a path
 /// relative to the walk's start.
@@ -38,11 +91,21 @@ pub(super) struct Level {
 }
 
 impl Level {
-    /// Reads the ignore files of the directory `dir`; `big` counts files
+    /// Reads the ignore files of the directory `dir`, leaving out those
+    /// `veil` hides (and not seeing a hidden `.git`); `big` counts files
     /// over the size limit.
-    pub(super) fn read(dir: impl AsFd, up: Vec<u8>, base: usize, big: &AtomicU64) -> Self {
+    pub(super) fn read(
+        dir: impl AsFd,
+        up: Vec<u8>,
+        base: usize,
+        big: &AtomicU64,
+        mut veil: Option<Veil<'_, '_>>,
+    ) -> Self {
         let dir = dir.as_fd();
-        let has_git = rustix::fs::statat(dir, c".git", AtFlags::SYMLINK_NOFOLLOW).is_ok();
+        let has_git = rustix::fs::statat(dir, c".git", AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+            let is_dir = rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir();
+            !veiled(&mut veil, &[".git"], is_dir)
+        });
         let build = |path: &[&std::ffi::CStr]| -> Option<Gitignore> {
             let bytes = match read_small(dir, path) {
                 Small::Missing => return None,
@@ -64,11 +127,22 @@ impl Level {
             }
             b.build().ok().filter(|g| !g.is_empty())
         };
+        // Only a regular file is read: a hidden name is matched as one.
+        let mut unless_hidden = |names: &[&str], path: &[&std::ffi::CStr]| {
+            if veiled(&mut veil, names, false) {
+                None
+            } else {
+                build(path)
+            }
+        };
         Self {
-            ignore: build(&[c".ignore"]),
-            git: build(&[c".gitignore"]),
+            ignore: unless_hidden(&[".ignore"], &[c".ignore"]),
+            git: unless_hidden(&[".gitignore"], &[c".gitignore"]),
             exclude: if has_git {
-                build(&[c".git", c"info", c"exclude"])
+                unless_hidden(
+                    &[".git", "info", "exclude"],
+                    &[c".git", c"info", c"exclude"],
+                )
             } else {
                 None
             },
@@ -92,25 +166,66 @@ impl Level {
 /// The ignore levels of the directories from the root down to (not
 /// including) the start, nearest last, so that a search in a subdirectory
 /// of a repository honours the repository's ignore files as `rg` does.
-/// Each ancestor is opened from `start`'s root handle by the start's
-/// components beneath the root.
+/// Each ancestor is opened from `start`'s root handle by the components of
+/// the start's canonical path beneath the root (after in-root symlinks, as
+/// `rg` takes the canonical path's parents): the resolver's own when it
+/// walked the path (always, when some rule hides), else the root handle's
+/// `canonicalize`, so that a rule that hides something elsewhere changes
+/// nothing here. What the rules hide in an ancestor is absent here too (see
+/// [`Veil`]).
 pub(super) fn ancestor_levels(start: &crate::fs::scope::Target) -> (Vec<Level>, u64) {
-    let (root, segs) = (&start.root.dir, &start.segs);
+    let root = &start.root.dir;
+    let canonical = match start.walked() {
+        Some(w) => w.local.clone(),
+        None => canonical_beneath(root, &start.resolved().local),
+    };
+    let segs: Vec<&str> = canonical.split('/').filter(|s| !s.is_empty()).collect();
+    // The rules from the root, for the ancestors' own entries.
+    let hide = Hide::new(&start.root.rules, start.root.rule_path(""));
     let big = AtomicU64::new(0);
     let mut out = Vec::new();
     for i in 0..segs.len() {
         let (above, below) = segs.split_at(i);
+        let above = above.join("/");
         let dir = if above.is_empty() {
             root.try_clone()
         } else {
-            root.open_dir(above.join("/"))
+            root.open_dir(&above)
         };
         let Ok(dir) = dir else { continue };
         let mut up = below.join("/").into_bytes();
         up.push(b'/');
-        out.push(Level::read(&dir, up, 0, &big));
+        let mut here = hide.as_ref().map(|h| (h, h.in_dir(&above)));
+        let veil = here.as_mut().map(|(hide, here)| Veil {
+            hide,
+            here,
+            rel: &above,
+        });
+        out.push(Level::read(&dir, up, 0, &big, veil));
     }
     (out, big.into_inner())
+}
+
+/// The canonical spelling beneath `root` of `local` (a path beneath it,
+/// `/`-joined, "" for the root), or `local` itself when it cannot be had
+/// (the start was opened already; a swap since makes this fall back).
+fn canonical_beneath(root: &cap_std::fs::Dir, local: &str) -> String {
+    let path = if local.is_empty() { "." } else { local };
+    let Ok(canonical) = root.canonicalize(path) else {
+        return local.to_owned();
+    };
+    let mut out = Vec::new();
+    for c in canonical.components() {
+        match c {
+            std::path::Component::Normal(name) => match name.to_str() {
+                Some(name) => out.push(name),
+                None => return local.to_owned(),
+            },
+            std::path::Component::CurDir => {}
+            _ => return local.to_owned(),
+        }
+    }
+    out.join("/")
 }
 
 /// The walk's stack of levels: the walked directories (nearest first)

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use crate::limits::MAX_CALLS_IN_FLIGHT;
 use crate::mcp::call::Calls;
 use crate::mcp::flow::{Flow, Held, Reservation};
-use crate::mcp::framing::{
+use crate::mcp::lines::{
     Line, LineReader, is_unechoable_id, not_a_message, parse_cost, raw_id, top_level_id,
 };
 use crate::mcp::out::Out;

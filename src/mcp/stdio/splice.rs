@@ -4,7 +4,7 @@
 //! Owns: the scratch buffers the writer reuses for that, and the marker
 //! that stands in for the text while the frame is serialized. A written
 //! text's buffer goes back to the server's spare read buffer
-//! ([`crate::fs::file::Spare`]), which the writer is handed at startup.
+//! ([`crate::fs::io::Spare`]), which the writer is handed at startup.
 //! May touch: the writer it is given.
 
 use rmcp::RoleServer;
@@ -14,7 +14,7 @@ use rmcp::service::TxJsonRpcMessage;
 use std::sync::Arc;
 
 use super::frame::{Extra, write_framed};
-use crate::fs::file::Spare;
+use crate::fs::io::Spare;
 use crate::mcp::reply::mirrors;
 
 /// A text reply at least this long is escaped once and spliced into its

@@ -92,7 +92,7 @@ impl std::io::Write for RawStdout {
 pub(super) fn write_loop(
     mut rx: tokio::sync::mpsc::Receiver<Out>,
     hooks: Hooks,
-    spare: std::sync::Arc<crate::fs::file::Spare>,
+    spare: std::sync::Arc<crate::fs::io::Spare>,
 ) {
     // Not a pipe, or a lower limit: the kernel's default stays, which is
     // only slower. (Linux only; macOS pipes cannot be resized.)

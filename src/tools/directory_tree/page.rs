@@ -195,7 +195,7 @@ fn push_flat<'a>(
 }
 
 /// What a paged call needs besides the walk.
-pub(super) struct Call<'a> {
+pub(super) struct PageCall<'a> {
     pub(super) start: &'a Start,
     pub(super) limits: &'a Bounds,
     pub(super) excludes: &'a Excludes,
@@ -208,7 +208,7 @@ pub(super) struct Call<'a> {
 
 /// One page of the tree, from the call's cursor (or the top), ending with
 /// the notice that gives the next page's cursor.
-pub(super) fn run(c: &Call<'_>) -> Result<String> {
+pub(super) fn run(c: &PageCall<'_>) -> Result<String> {
     let token_max = token_room(c.budget.max().unwrap_or(0));
     let room = match c.budget.max() {
         Some(_) => c.budget.room().saturating_sub(token_max),

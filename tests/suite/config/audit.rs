@@ -233,3 +233,92 @@ fn an_audit_descriptor_is_used_and_checked_like_a_path() {
         "nothing written there"
     );
 }
+
+/// The record names what the call resolved (issue 31): a path through an
+/// in-root symlink is the link's target, taken when the tool resolved it,
+/// for reads as for writes, and each file changed is named the same way;
+/// only the arguments the tool's table entry names as paths are paths; an
+/// error is named by its variant.
+#[test]
+fn the_audit_record_names_the_canonical_path_the_call_resolved() {
+    let env = TestEnv::new();
+    env.write("real.txt", "old\n");
+    env.mkdir("sub");
+    env.symlink("real.txt", "l");
+    env.symlink("sub", "d");
+    let log = env.base().join("audit.log");
+    let server = Server::start(&args![env.root(), "--audit", &log]);
+    let root = env.root_str();
+    let canonical = |n: &str| format!("{root}/{n}");
+
+    server
+        .call("write_file", json!({"path": "l", "content": "new\n"}))
+        .assert_ok();
+    server
+        .call("read_text_file", json!({"path": "l"}))
+        .assert_ok();
+    server
+        .call("write_file", json!({"path": "d/f.txt", "content": "f\n"}))
+        .assert_ok();
+    server
+        .call("search_files", json!({"path": "d", "pattern": "l"}))
+        .assert_ok();
+    // `path` is no argument of this tool: the call is refused, and its
+    // record names no path.
+    server
+        .call("list_allowed_directories", json!({"path": "l"}))
+        .assert_error();
+    server
+        .call("read_text_file", json!({"path": "../outside.txt"}))
+        .assert_error();
+    server
+        .call("move_file", json!({"source": "l", "destination": "m"}))
+        .assert_ok();
+
+    let recs = lines(&log);
+    let [_, write, read, nested, search, listed, outside, mv] = &recs[..] else {
+        panic!("{recs:?}")
+    };
+    assert_eq!(
+        write["paths"],
+        json!([{"given": "l", "canonical": canonical("real.txt")}])
+    );
+    assert_eq!(
+        write["changes"],
+        json!([{"path": canonical("real.txt"), "before": version_of(b"old\n"), "after": version_of(b"new\n")}])
+    );
+    assert_eq!(
+        read["paths"],
+        json!([{"given": "l", "canonical": canonical("real.txt")}])
+    );
+    assert_eq!(
+        nested["paths"],
+        json!([{"given": "d/f.txt", "canonical": canonical("sub/f.txt")}])
+    );
+    assert_eq!(
+        nested["changes"],
+        json!([{"path": canonical("sub/f.txt"), "before": null, "after": version_of(b"f\n")}])
+    );
+    // `pattern` is not a path, even when it names one.
+    assert_eq!(
+        search["paths"],
+        json!([{"given": "d", "canonical": canonical("sub")}])
+    );
+    assert_eq!(listed["paths"], json!([]));
+    assert_eq!(listed["error"], "InvalidArguments");
+    assert_eq!(outside["error"], "OutsideRoots");
+    assert_eq!(
+        outside["paths"],
+        json!([{"given": "../outside.txt", "canonical": null}])
+    );
+    // A move acts on the link itself.
+    assert_eq!(
+        mv["paths"],
+        json!([
+            {"given": "l", "canonical": canonical("l")},
+            {"given": "m", "canonical": canonical("m")},
+        ])
+    );
+    assert_eq!(mv["changes"][0]["path"], json!(canonical("l")));
+    assert_eq!(mv["changes"][1]["path"], json!(canonical("m")));
+}

@@ -6,4 +6,5 @@ mod audit;
 mod audit_chain;
 mod fail_closed;
 mod policy;
+mod rule_checks;
 mod startup;

@@ -14,7 +14,7 @@ use super::reads::{base_str, escape_class, setup};
 use crate::util::{BIN_VAR, Options, Server, default_timeout, have, wait_until};
 
 /// What the server prints at startup when `openat2` is missing.
-const LINE: &str = "tuls: openat2: unavailable here";
+pub(crate) const LINE: &str = "tuls: openat2: unavailable here";
 
 /// The binary under `strace`, every `openat2` failing with `ENOSYS` (only
 /// that call stops, through `--seccomp-bpf`; `-o /dev/null` keeps the trace

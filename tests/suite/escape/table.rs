@@ -17,6 +17,11 @@
 //! directory, absolute, dangling, chained, in a middle component), links
 //! into another root, `/proc/self` magic links.
 //!
+//! The table runs in every resolution mode ([`Mode`]), since each takes
+//! its own path through the resolver: the built-in rules, no rules at all
+//! (`--no-default-protection`), an unrelated `--hide`, and without
+//! `openat2`.
+//!
 //! Add a case here when a new escape class is found; give it its own named
 //! test only when it needs a race or a special fixture.
 
@@ -155,16 +160,60 @@ fn build(layout: Layout) -> TestEnv {
     env
 }
 
-/// The server on the layout's roots, without Landlock: the table checks
-/// the capability layer alone, which must hold without the kernel's second
-/// wall (the named escape tests run both ways).
-fn server(env: &TestEnv, layout: Layout) -> Server {
+/// How the server resolves paths: the table runs in each mode, since each
+/// takes a different resolver path (issue 30, "Also").
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    /// The built-in rules: reads take the kernel's one-call resolution
+    /// (`openat2`), writes the rule walk.
+    Default,
+    /// No rule at all (`--no-default-protection`): every call takes the
+    /// kernel's resolution.
+    NoProtection,
+    /// A rule that hides something absent (`--hide nothing-here`): reads
+    /// take the rule walk too, and the walks check each entry.
+    UnrelatedHide,
+    /// The built-in rules with every `openat2` failing (`ENOSYS`, injected
+    /// by `strace` as in [`super::no_openat2`]): paths are resolved one
+    /// component at a time.
+    #[cfg(target_os = "linux")]
+    NoOpenat2,
+}
+
+/// The server on the layout's roots in `mode`, without Landlock: the table
+/// checks the capability layer alone, which must hold without the kernel's
+/// second wall (the named escape tests run both ways).
+fn server(env: &TestEnv, layout: Layout, mode: Mode) -> Server {
     let mut args: Vec<OsString> = vec![env.root().into()];
     if layout == TwoRoots {
         args.push(env.base().join("root2").into());
     }
     args.push("--no-landlock".into());
-    Server::start(&args)
+    match mode {
+        Mode::Default => Server::start(&args),
+        Mode::NoProtection => {
+            args.push("--no-default-protection".into());
+            Server::start(&args)
+        }
+        Mode::UnrelatedHide => {
+            args.extend(["--hide".into(), "nothing-here".into()]);
+            Server::start(&args)
+        }
+        #[cfg(target_os = "linux")]
+        Mode::NoOpenat2 => {
+            use super::no_openat2::{LINE, without_openat2};
+            let server = Server::start_with(&args, without_openat2());
+            // The mode holds: the server says it runs without openat2.
+            assert!(
+                crate::util::wait_until(crate::util::default_timeout(), || server
+                    .stderr()
+                    .contains(LINE)),
+                "no '{LINE}' startup line: {}",
+                server.stderr()
+            );
+            server
+        }
+    }
 }
 
 /// The case's path with its placeholders filled in.
@@ -262,10 +311,10 @@ fn wrong_refusal(tool: &str, args: &Value, reply: &Reply, p: &str, case: &Case) 
 /// Runs one case on a fresh tree and server (a call that is wrongly served
 /// must not change what the next case sees); returns its failures and the
 /// number of calls made.
-fn run(case: &Case, forbidden: &[String]) -> (String, usize) {
+fn run(case: &Case, forbidden: &[String], mode: Mode) -> (String, usize) {
     let Case(layout, path, tools, _) = case;
     let env = build(*layout);
-    let server = server(&env, *layout);
+    let server = server(&env, *layout, mode);
     let p = spell(&env, path);
     let mut failures = String::new();
     let calls = calls(*tools, &p);
@@ -273,7 +322,7 @@ fn run(case: &Case, forbidden: &[String]) -> (String, usize) {
         let before = Snapshot::take(env.base());
         let reply = server.call(tool, args.clone());
         let after = Snapshot::take(env.base());
-        let what = format!("[{layout:?}] {path} {tool} {args}");
+        let what = format!("[{mode:?} {layout:?}] {path} {tool} {args}");
         let diff = before.diff(&after);
         if !diff.is_empty() {
             let _ = writeln!(failures, "ESCAPE {what}: the tree changed: {diff:?}");
@@ -292,12 +341,11 @@ fn run(case: &Case, forbidden: &[String]) -> (String, usize) {
     (failures, calls.len())
 }
 
-/// Every case, every tool it names: nothing changes under `B/`, no canary
-/// comes back, and every reply is the expected refusal. All failures are
-/// gathered, so one run shows every case that escapes. Cases run on a few
-/// threads, each on its own tree and server.
-#[test]
-fn every_escape_case_is_refused_by_every_tool_it_names() {
+/// Every case, every tool it names, in `mode`: nothing changes under `B/`,
+/// no canary comes back, and every reply is the expected refusal. All
+/// failures are gathered, so one run shows every case that escapes. Cases
+/// run on a few threads, each on its own tree and server.
+fn every_case(mode: Mode) {
     let forbidden = forbidden();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<(String, usize)> = std::thread::scope(|s| {
@@ -308,7 +356,7 @@ fn every_escape_case_is_refused_by_every_tool_it_names() {
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(case) = CASES.get(i) else { break out };
-                        out.push(run(case, &forbidden));
+                        out.push(run(case, &forbidden, mode));
                     }
                 })
             })
@@ -322,5 +370,37 @@ fn every_escape_case_is_refused_by_every_tool_it_names() {
     let calls: usize = results.iter().map(|(_, n)| n).sum();
     assert!(failures.is_empty(), "{failures}");
     assert!(calls > 400, "only {calls} calls made");
-    eprintln!("escape table: {} cases, {calls} calls", CASES.len());
+    eprintln!(
+        "escape table ({mode:?}): {} cases, {calls} calls",
+        CASES.len()
+    );
+}
+
+/// The table with the built-in rules.
+#[test]
+fn every_escape_case_is_refused_by_every_tool_it_names() {
+    every_case(Mode::Default);
+}
+
+/// The table with no rule at all: the kernel resolves every path.
+#[test]
+fn every_escape_case_is_refused_with_no_default_protection() {
+    every_case(Mode::NoProtection);
+}
+
+/// The table with an unrelated `--hide`: reads take the rule walk.
+#[test]
+fn every_escape_case_is_refused_with_an_unrelated_hide() {
+    every_case(Mode::UnrelatedHide);
+}
+
+/// The table without `openat2`: the component walk resolves every path.
+#[cfg(target_os = "linux")]
+#[test]
+fn every_escape_case_is_refused_without_openat2() {
+    if !crate::util::have("strace") {
+        eprintln!("not run: no strace to make openat2 fail");
+        return;
+    }
+    every_case(Mode::NoOpenat2);
 }

@@ -101,6 +101,10 @@ fn a_symlinked_git_directory_is_as_protected_as_a_real_one() {
         "./.git/hooks/pre-commit",
         "sub/../.git/hooks/pre-commit",
         "store.git/../.git/hooks/pre-commit",
+        // The git directory under its own name: git obeys it whatever it
+        // is called (rules::git reads where `.git` leads).
+        "store.git/hooks/pre-commit",
+        "store.git/config",
     ] {
         assert_unwritable(&s, &env, path, &body);
     }
@@ -125,12 +129,6 @@ fn a_symlinked_git_directory_is_as_protected_as_a_real_one() {
         marker.exists(),
         "the control hook did not run: git ignored it"
     );
-    // The canonical name stays writable where no rule names it.
-    let r = s.call(
-        "write_file",
-        json!({"path": "store.git/description", "content": "d\n"}),
-    );
-    r.assert_ok();
 }
 
 #[test]
@@ -189,8 +187,26 @@ fn protected_names_that_are_links_are_read_only() {
     ] {
         assert_unwritable(&s, &env, path, "x");
     }
+    // The targets, under their own names: the program that obeys the
+    // link's name reads them.
+    for path in [
+        "shared/vscode/tasks.json",
+        "shared/vscode/settings.json",
+        "tools/claude/settings.json",
+        "config/mcp.json",
+        "tools/envrc",
+        "locks/Cargo.lock",
+    ] {
+        assert_unwritable(&s, &env, path, "x");
+    }
     assert_eq!(env.read_string("config/mcp.json"), "{}\n");
     assert_eq!(env.read_string("locks/Cargo.lock"), "lock\n");
+    // An exemption holds under the target's name too.
+    s.call(
+        "write_file",
+        json!({"path": "tools/claude/commands/lint.md", "content": "lint\n"}),
+    )
+    .assert_ok();
     // What the exemption was made for still holds through the link.
     let r = s.call(
         "write_file",

@@ -6,6 +6,8 @@ mod aliases;
 mod cases;
 mod exempt;
 mod flags;
+mod git;
+mod homes;
 mod links;
 mod nested;
 mod twin;

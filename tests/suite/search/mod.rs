@@ -5,4 +5,5 @@
 mod bounds;
 mod contents;
 mod files;
+mod hidden_ignores;
 mod stream;

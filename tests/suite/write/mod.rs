@@ -5,6 +5,7 @@
 mod append_copy;
 mod create_directory;
 mod edit_file;
+mod hard_links;
 mod journal;
 mod journal_output;
 mod journal_undo;

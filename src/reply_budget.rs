@@ -61,6 +61,13 @@ impl Plan {
         Plan::fixed(SMALL_REPLY)
     }
 
+    /// `append_file`: a confirmation; a file with other hard links is
+    /// read whole and held again with the bytes appended (the request's
+    /// bytes are counted with the request).
+    pub fn append(l: &Limits) -> Plan {
+        Plan::files(2, l.max_read_bytes.saturating_mul(2))
+    }
+
     /// `read_text_file`: the bytes read, plus their text (lossy decoding of
     /// invalid UTF-8 takes up to three bytes per byte).
     pub fn text_read(l: &Limits) -> Plan {

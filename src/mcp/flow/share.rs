@@ -9,11 +9,11 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::held::ENVELOPE;
 use super::{Flow, Reservation};
-use crate::memory::Plan;
+use crate::reply_budget::Plan;
 use crate::sync::lock;
 
 /// The reply budget a running call holds: what it reserved before it
-/// started, grown as it opens files ([`crate::memory`]).
+/// started, grown as it opens files ([`crate::reply_budget`]).
 pub struct CallBudget {
     flow: Arc<Flow>,
     plan: Plan,
@@ -99,7 +99,7 @@ impl CallBudget {
     }
 }
 
-impl crate::memory::Grant for CallBudget {
+impl crate::reply_budget::Grant for CallBudget {
     fn file_opened(&self, bytes: u64) -> crate::error::Result<()> {
         if self.plan.per_file_byte == 0 {
             return Ok(());
@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn a_call_grows_its_budget_by_the_files_it_opens() {
-        use crate::memory::Grant as _;
+        use crate::reply_budget::Grant as _;
         let flow = Arc::new(Flow::new(1024 * UNIT, 4));
         let res = flow.try_reserve(64 * UNIT);
         let budget = CallBudget::new(flow.clone(), read_plan(), res, u64::MAX, Default::default());
@@ -161,7 +161,7 @@ mod tests {
 
     #[test]
     fn a_call_whose_text_outgrows_its_files_share_grows_it_to_the_text() {
-        use crate::memory::Grant as _;
+        use crate::reply_budget::Grant as _;
         let flow = Arc::new(Flow::new(1024 * UNIT, 4));
         let res = flow.try_reserve(64 * UNIT);
         let budget = CallBudget::new(flow.clone(), read_plan(), res, u64::MAX, Default::default());
@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn a_call_waits_for_budget_holding_nothing_and_a_cancel_ends_the_wait() {
-        use crate::memory::Grant as _;
+        use crate::reply_budget::Grant as _;
         let flow = Arc::new(Flow::new(1024 * UNIT, 4));
         let other = flow.try_reserve(900 * UNIT).unwrap();
         let cancel = tokio_util::sync::CancellationToken::new();
