@@ -25,6 +25,8 @@
 //! May touch: the log descriptor, and at startup (ambient authority, before
 //! Landlock) the log's path and the directories above it.
 
+pub mod chain;
+
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::Mutex;
@@ -57,6 +59,8 @@ pub struct Audit {
     /// Why the log cannot be written, once a write failed.
     broken: Mutex<Option<String>>,
     failed: AtomicBool,
+    /// The hash chain (issue 32 item 6, [`chain`]): locked under `fd`.
+    chain: Mutex<chain::Chain>,
 }
 
 /// Opens the log and checks that it lies outside every root; a startup
@@ -108,6 +112,18 @@ pub fn open(target: &Target<'_>, roots: &[Root]) -> Result<Audit, String> {
     {
         outside_roots(&path, roots, "audit log")?;
     }
+    // The chain goes on from the log's last line (a regular file, read
+    // back through a descriptor of its own; a pipe starts a new chain).
+    let chain = match target {
+        _ if rustix::fs::FileType::from_raw_mode(st.st_mode)
+            != rustix::fs::FileType::RegularFile =>
+        {
+            chain::Chain::new()
+        }
+        Target::Path(p) => reopen(p, OFlags::NOFOLLOW),
+        // The /proc link is followed: it is the descriptor's own file.
+        Target::Fd(n) => reopen(Path::new(&format!("/proc/self/fd/{n}")), OFlags::empty()),
+    };
     let mut id = [0u8; 16];
     getrandom::fill(&mut id).map_err(|e| format!("no randomness for the session id: {e}"))?;
     let audit = Audit {
@@ -117,6 +133,7 @@ pub fn open(target: &Target<'_>, roots: &[Root]) -> Result<Audit, String> {
         seq: AtomicU64::new(0),
         broken: Mutex::new(None),
         failed: AtomicBool::new(false),
+        chain: Mutex::new(chain),
     };
     // The first line says the session started; a log that cannot take it
     // refuses every change from the start.
@@ -125,6 +142,18 @@ pub fn open(target: &Target<'_>, roots: &[Root]) -> Result<Audit, String> {
         true,
     );
     Ok(audit)
+}
+
+/// The chain of the log at `path`, read back (at startup, before Landlock).
+fn reopen(path: &Path, follow: OFlags) -> chain::Chain {
+    let flags = OFlags::RDONLY | follow | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => chain::Chain::resume(&fd),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the audit log back; its chain starts again here");
+            chain::Chain::new()
+        }
+    }
 }
 
 /// Refuses `path` (a file to be created or opened) if it, or any directory
@@ -218,9 +247,10 @@ impl Audit {
     /// Writes one line (one `write`, appended); `sync` makes it durable
     /// before returning. A failure marks the log broken.
     fn write(&self, record: &Value, sync: bool) -> bool {
-        let mut line = record.to_string();
-        line.push('\n');
         let fd = crate::sync::lock(&self.fd);
+        // Chained to the line before (canonical JSON with `prev`).
+        let mut chain = crate::sync::lock(&self.chain);
+        let (line, next) = chain.link(record);
         let mut rest = line.as_bytes();
         let mut result = Ok(());
         while !rest.is_empty() {
@@ -245,6 +275,10 @@ impl Audit {
                 other => other,
             };
         }
+        if result.is_ok() {
+            chain.advance(next);
+        }
+        drop(chain);
         drop(fd);
         match result {
             Ok(()) => true,
@@ -409,6 +443,9 @@ impl Recorder for Noting {
                 },
                 Touched { before: None, ..to },
             ]),
+            // A directory made: the call's record names the path asked
+            // for, and the undo journal records each directory made.
+            Op::Mkdir => {}
             _ => n.changes.push(to),
         }
         Ok(())

@@ -85,6 +85,22 @@ pub enum Command {
     /// Read or undo an undo journal (`tuls filesystem --journal DIR`).
     #[command(subcommand)]
     Journal(JournalCmd),
+    /// Check an audit log (`tuls filesystem --audit PATH`).
+    #[command(subcommand)]
+    Audit(AuditCmd),
+}
+
+/// `tuls audit` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AuditCmd {
+    /// Check the hash chain of an audit log: exit 0 when every record
+    /// chains to the one before, 1 naming the first that does not, 2 when
+    /// the file cannot be read.
+    Verify {
+        /// The audit log.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
 /// `tuls journal` subcommands.

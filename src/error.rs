@@ -401,6 +401,17 @@ pub enum Error {
         /// What failed.
         why: String,
     },
+    /// The undo journal has no room for the first old content of a file
+    /// (pinned until reverted): this change is refused, others go on.
+    #[error(
+        "Refusing to change '{path}': {why}. Nothing was changed; reads, and changes to files this session already changed, still work. The operator can raise --journal-max-bytes, or revert the sessions kept in the journal or move the journal aside, and restart tuls"
+    )]
+    JournalFull {
+        /// The file, as the journal names it.
+        path: String,
+        /// Why it does not fit.
+        why: String,
+    },
     /// A change was made but its undo record could not be written.
     #[error(
         "The change was made, but {why}: it is not recorded in the undo journal. Further changes are refused; reads still work"

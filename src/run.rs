@@ -48,6 +48,7 @@ pub fn main(hooks: Hooks) -> ExitCode {
             to,
             force,
         }) => crate::journal::revert::revert(&dir, &session, to, force),
+        Command::Audit(crate::cli::AuditCmd::Verify { file }) => crate::audit::chain::verify(&file),
     }
 }
 
@@ -102,8 +103,8 @@ fn path_rules(
     args: &FsArgs,
     home: Option<&std::ffi::OsStr>,
     opened: &mut [roots::Root],
-) -> Result<serde_json::Value, String> {
-    use crate::rules::{Effect, Matcher, Rules, config};
+) -> Result<(serde_json::Value, crate::journal::rules::RuleSpec), String> {
+    use crate::rules::config;
     let file = match &args.rules {
         Some(path) => {
             let path = crate::cli::expand_home(path, home)?;
@@ -120,22 +121,37 @@ fn path_rules(
         no_default: args.no_default_protection,
         file,
     };
-    let config::Built {
-        rules,
-        notes,
-        warnings,
-    } = config::build(&spec)?;
-    for n in &notes {
-        tracing::info!("path rules: {n}");
-    }
-    for w in &warnings {
-        tracing::warn!("path rules: {w}");
-    }
     // --read-only-dir: each must exist and lie inside (or contain) a root.
     let mut dirs = Vec::new();
     for d in &args.read_only_dir {
         let d = crate::cli::expand_home(d, home)?;
         dirs.push((d.display().to_string(), roots::resolve_operator_dir(&d)?));
+    }
+    // The undo journal keeps the spec, so a revert builds the same rules.
+    let kept = crate::journal::rules::RuleSpec::of(&spec, &dirs);
+    Ok((apply_rules(&spec, &dirs, opened)?, kept))
+}
+
+/// Builds the path rules of `spec` and `dirs` (each `--read-only-dir` as
+/// given and resolved) into each of `opened` (also for `tuls journal
+/// revert`, from the spec a session recorded); returns them as
+/// `--print-config` shows them.
+pub(crate) fn apply_rules(
+    spec: &crate::rules::config::Spec,
+    dirs: &[(String, String)],
+    opened: &mut [roots::Root],
+) -> Result<serde_json::Value, String> {
+    use crate::rules::{Effect, Matcher, Rules, config};
+    let config::Built {
+        rules,
+        notes,
+        warnings,
+    } = config::build(spec)?;
+    for n in &notes {
+        tracing::info!("path rules: {n}");
+    }
+    for w in &warnings {
+        tracing::warn!("path rules: {w}");
     }
     let mut used = vec![false; dirs.len()];
     let mut shown: Vec<serde_json::Value> = Vec::new();
@@ -198,7 +214,7 @@ fn path_rules(
     // git: what each root's repositories make git run or obey, read-only
     // with the built-in set (src/fs/gitdirs).
     if !spec.no_default {
-        let allow: Vec<&str> = args.allow_path.iter().map(String::as_str).collect();
+        let allow: Vec<&str> = spec.allow.iter().map(String::as_str).collect();
         let obeyed = std::sync::Arc::new(Rules::new(rules.clone())?);
         for root in opened.iter() {
             shown.extend(crate::fs::gitdirs::install(
@@ -318,7 +334,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
             }
         }
     }
-    let path_rules = match path_rules(&args, home.as_deref(), &mut opened) {
+    let (path_rules, rule_spec) = match path_rules(&args, home.as_deref(), &mut opened) {
         Ok(r) => r,
         Err(e) => return config_error(e),
     };
@@ -346,7 +362,7 @@ pub fn filesystem(args: FsArgs, hooks: Hooks) -> ExitCode {
                     id.iter().map(|b| format!("{b:02x}")).collect()
                 }
             };
-            match crate::journal::open(dir, &opened, args.journal_max_bytes, session) {
+            match crate::journal::open(dir, &opened, args.journal_max_bytes, session, rule_spec) {
                 Ok(j) => Some(Arc::new(j)),
                 Err(e) => return config_error(e),
             }

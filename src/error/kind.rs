@@ -106,7 +106,8 @@ impl Error {
             | Error::RegexTooLong { .. }
             | Error::OutOfDescriptors
             | Error::TooManyClientRoots { .. }
-            | Error::AppendTooLarge { .. } => K::Limit,
+            | Error::AppendTooLarge { .. }
+            | Error::JournalFull { .. } => K::Limit,
             Error::Changed { .. }
             | Error::VersionMismatch { .. }
             | Error::DirectoryMoved { .. }
@@ -331,6 +332,13 @@ mod tests {
             (Error::AuditNotRecorded { why: p() }, K::Internal),
             (Error::JournalUnavailable { why: p() }, K::Internal),
             (Error::JournalNotRecorded { why: p() }, K::Internal),
+            (
+                Error::JournalFull {
+                    path: p(),
+                    why: p(),
+                },
+                K::Limit,
+            ),
         ];
         all
     }
@@ -391,6 +399,7 @@ mod tests {
             Error::AuditNotRecorded { .. } => 50,
             Error::JournalUnavailable { .. } => 51,
             Error::JournalNotRecorded { .. } => 52,
+            Error::JournalFull { .. } => 53,
         }
     }
 
@@ -407,7 +416,7 @@ mod tests {
         }
         // `rank` is exhaustive, so its largest value + 1 is the number of
         // variants: every one is listed above.
-        assert_eq!(all.len(), 53);
+        assert_eq!(all.len(), 54);
     }
 
     #[test]

@@ -60,6 +60,7 @@ impl Error {
             Error::AuditNotRecorded { .. } => "AuditNotRecorded",
             Error::JournalUnavailable { .. } => "JournalUnavailable",
             Error::JournalNotRecorded { .. } => "JournalNotRecorded",
+            Error::JournalFull { .. } => "JournalFull",
             Error::IfMatchRequired { .. } => "IfMatchRequired",
             Error::DirectoryMoved { .. } => "DirectoryMoved",
             Error::AccessControlNotKept { .. } => "AccessControlNotKept",

@@ -65,7 +65,7 @@ static APPENDING: Mutex<()> = Mutex::new(());
 /// (checked under the writer's [`crate::fs::ifmatch::WriteLock`], then on
 /// the very handle the bytes go through: same identity, size and times as
 /// hashed, or the append is refused). A file with other hard links is
-/// replaced instead ([`append_by_replacing`]); its read counts in the
+/// replaced instead (`append_by_replacing`); its read counts in the
 /// call's reply budget (`io`).
 pub fn append(t: &Target, bytes: &[u8], cond: &Condition<'_>, io: &Io) -> Result<()> {
     let note: &dyn Recorder = &io.recorder;
@@ -204,6 +204,7 @@ fn noted(
         at: dest.place(),
         before,
         after,
+        id: crate::fs::record::id_in(dest.dir(), dest.leaf()),
         bytes: written as u64,
         kept: None,
         dir: None,

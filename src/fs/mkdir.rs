@@ -18,20 +18,22 @@ use rustix::io::Errno;
 use crate::rules::Effect;
 
 use crate::error::{Error, Result};
+use crate::fs::record::{Changed, Op, Recorder};
 use crate::fs::scope::Target;
 
 /// Creates the directory `t` names and its missing parents; an existing
 /// directory is success. Each missing directory is made with `mkdirat` in
 /// the one before and then opened `O_NOFOLLOW`, beneath the handle the walk
 /// backend produced, and matched against the rules before any is made.
-pub fn create_dir_all(t: &Target) -> Result<()> {
-    create_walked(t)
+/// Each directory made is told to `rec` ([`Op::Mkdir`]).
+pub fn create_dir_all(t: &Target, rec: &dyn Recorder) -> Result<()> {
+    create_walked(t, rec)
 }
 
 /// Creates the missing directories of a walked target, each with `mkdirat`
 /// in the one before and then opened `O_NOFOLLOW`, and returns nothing:
 /// `create_directory`'s `mkdir -p`. `given` is the client's path.
-fn create_walked(t: &Target) -> Result<()> {
+fn create_walked(t: &Target, rec: &dyn Recorder) -> Result<()> {
     let given = t.given.as_str();
     let w = t.walked_for_write()?;
     let mkdir = |e: std::io::Error| Error::io("mkdir", given, &e);
@@ -62,9 +64,8 @@ fn create_walked(t: &Target) -> Result<()> {
     }
     // Every directory to be made is matched first, so a refusal makes
     // nothing: `a/new/.git/../x` would make `a/new/.git`.
-    let mut path = t
-        .root
-        .rule_path(w.local.get(..w.parent_end.unwrap_or(0)).unwrap_or_default());
+    let start_local = w.local.get(..w.parent_end.unwrap_or(0)).unwrap_or_default();
+    let mut path = t.root.rule_path(start_local);
     let mut depth = 0usize;
     for name in &w.rel {
         match name.as_str() {
@@ -117,8 +118,9 @@ fn create_walked(t: &Target) -> Result<()> {
             path: given.to_owned(),
         });
     }
-    // The directories made or entered, to climb back for a `..`.
-    let mut made: Vec<Dir> = Vec::new();
+    // The directories made or entered, to climb back for a `..`, with
+    // their paths beneath the root's handle (for the recorder).
+    let mut made: Vec<(Dir, String)> = Vec::new();
     for name in &w.rel {
         match name.as_str() {
             "" | "." => continue,
@@ -128,14 +130,38 @@ fn create_walked(t: &Target) -> Result<()> {
             }
             _ => {}
         }
-        let at: &Dir = made.last().unwrap_or(&w.base);
-        match at.create_dir(name) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        let (at, at_path) = made
+            .last()
+            .map_or((&*w.base, start_local), |(d, p)| (d, p.as_str()));
+        let new = match at.create_dir(name) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
             Err(e) => return Err(mkdir(e)),
-        }
+        };
         let next = at.open_dir_nofollow(name).map_err(mkdir)?;
-        made.push(next);
+        let path = if at_path.is_empty() {
+            name.clone()
+        } else {
+            format!("{at_path}/{name}")
+        };
+        // Every directory made is told to the recorder (issue 32 item 3):
+        // the undo journal records it, so a revert removes it (and knows it
+        // is there).
+        if new && rec.records() {
+            let id = next.dir_metadata().map_err(mkdir)?;
+            use cap_std::fs::MetadataExt;
+            rec.changed(&Changed {
+                op: Op::Mkdir,
+                at: t.root.place(&path, given),
+                before: None,
+                after: None,
+                id: Some((id.dev(), id.ino())),
+                bytes: 0,
+                kept: None,
+                dir: Some(at),
+            })?;
+        }
+        made.push((next, path));
     }
     Ok(())
 }

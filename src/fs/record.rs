@@ -50,14 +50,22 @@ pub trait Recorder: Send + Sync + std::fmt::Debug {
     /// Keeps the old file `tmp` in `parent` (swapped out by the writer, of
     /// version `known` when the writer checked it) and removes it there; on
     /// an error it is left for the writer to swap back, and the change is
-    /// not made.
-    fn keep_swapped(&self, _parent: &Dir, _tmp: &str, _known: Option<&Version>) -> Result<Kept> {
+    /// not made. `at` is the file being replaced: a keeper may hold its
+    /// first old content of a session apart (the undo journal pins it, and
+    /// refuses the change when it does not fit).
+    fn keep_swapped(
+        &self,
+        _parent: &Dir,
+        _tmp: &str,
+        _known: Option<&Version>,
+        _at: &Place,
+    ) -> Result<Kept> {
         Err(keeps_nothing())
     }
 
     /// Keeps a copy of the file `leaf` in `parent`, before it is replaced
-    /// by a plain rename.
-    fn keep_copy(&self, _parent: &Dir, _leaf: &str) -> Result<Kept> {
+    /// by a plain rename; `at` as for [`Recorder::keep_swapped`].
+    fn keep_copy(&self, _parent: &Dir, _leaf: &str, _at: &Place) -> Result<Kept> {
         Err(keeps_nothing())
     }
 
@@ -71,6 +79,14 @@ pub trait Recorder: Send + Sync + std::fmt::Debug {
     fn changed(&self, _change: &Changed<'_>) -> Result<()> {
         Ok(())
     }
+}
+
+/// The device and inode of the entry `leaf` in `parent`, not followed
+/// ([`Changed::id`]); `None` when it cannot be read.
+pub fn id_in(parent: &Dir, leaf: &str) -> Option<(u64, u64)> {
+    rustix::fs::statat(parent, leaf, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        .ok()
+        .map(|st| crate::fs::sys::dev_ino(&st))
 }
 
 fn keeps_nothing() -> Error {
@@ -104,13 +120,15 @@ pub enum Op {
         /// The file's size before.
         size_before: u64,
     },
-    /// A file or directory renamed from `from` to [`Changed::at`].
+    /// A file or directory renamed from `from` to [`Changed::at`]
+    /// ([`Changed::id`]: what moved).
     Move {
         /// Where it was.
         from: Place,
-        /// Its device and inode (for a directory, which has no version).
-        id: Option<(u64, u64)>,
     },
+    /// A directory made where none was (`create_directory`, each missing
+    /// one; [`Changed::id`]: the directory made).
+    Mkdir,
 }
 
 /// A change in place, as the writer tells it.
@@ -126,6 +144,10 @@ pub struct Changed<'a> {
     /// The version it left (`None`: unknown, a directory, or over the read
     /// limit); a move's: the version of what moved.
     pub after: Option<Version>,
+    /// The device and inode of what the change left at [`Changed::at`]
+    /// (the file written, the directory made, what moved), when known: the
+    /// undo journal undoes a change only while that is still there.
+    pub id: Option<(u64, u64)>,
     /// Bytes written.
     pub bytes: u64,
     /// What a keeper kept of the old file ([`Op::Replace`]).
@@ -188,12 +210,18 @@ impl Recorder for Recorders {
         self.0.iter().any(|r| r.paths())
     }
 
-    fn keep_swapped(&self, parent: &Dir, tmp: &str, known: Option<&Version>) -> Result<Kept> {
-        self.keeper()?.keep_swapped(parent, tmp, known)
+    fn keep_swapped(
+        &self,
+        parent: &Dir,
+        tmp: &str,
+        known: Option<&Version>,
+        at: &Place,
+    ) -> Result<Kept> {
+        self.keeper()?.keep_swapped(parent, tmp, known, at)
     }
 
-    fn keep_copy(&self, parent: &Dir, leaf: &str) -> Result<Kept> {
-        self.keeper()?.keep_copy(parent, leaf)
+    fn keep_copy(&self, parent: &Dir, leaf: &str, at: &Place) -> Result<Kept> {
+        self.keeper()?.keep_copy(parent, leaf, at)
     }
 
     fn resolved(&self, place: &Place) {
@@ -230,7 +258,7 @@ mod tests {
         fn keeps(&self) -> bool {
             self.keeps
         }
-        fn keep_copy(&self, _parent: &Dir, leaf: &str) -> Result<Kept> {
+        fn keep_copy(&self, _parent: &Dir, leaf: &str, _at: &Place) -> Result<Kept> {
             crate::sync::lock(&self.seen).push(format!("kept {leaf}"));
             Ok(Kept::default())
         }
@@ -267,9 +295,10 @@ mod tests {
         };
         let change = Changed {
             op: Op::Create,
-            at: place,
+            at: place.clone(),
             before: None,
             after: None,
+            id: None,
             bytes: 1,
             kept: None,
             dir: None,
@@ -278,10 +307,10 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let root = crate::fs::roots::open(tmp.path()).expect("open root");
         let dir = &*root.dir;
-        all.keep_copy(dir, "f").expect("kept");
+        all.keep_copy(dir, "f", &place).expect("kept");
         assert_eq!(*crate::sync::lock(&failing.seen), ["changed f"]);
         assert_eq!(*crate::sync::lock(&keeper.seen), ["kept f"]);
         assert!(crate::sync::lock(&after.seen).is_empty());
-        assert!(Recorders::NONE.keep_copy(dir, "f").is_err());
+        assert!(Recorders::NONE.keep_copy(dir, "f", &place).is_err());
     }
 }

@@ -105,17 +105,14 @@ pub fn rename(
         ifmatch::verify_moved(&v, (&ddir, &dl), (&sdir, &sl), from, cond)?;
     }
     if rec.records() {
-        let id = rustix::fs::statat(&ddir, dl.as_str(), AtFlags::SYMLINK_NOFOLLOW)
-            .ok()
-            .map(|st| crate::fs::sys::dev_ino(&st));
         rec.changed(&Changed {
             op: Op::Move {
                 from: src.root.place_in(&sp, &sl, from),
-                id,
             },
             at: dst.root.place_in(&dp, &dl, to),
             before: moved.clone(),
             after: moved,
+            id: crate::fs::record::id_in(&ddir, dl.as_str()),
             bytes: 0,
             kept: None,
             dir: None,

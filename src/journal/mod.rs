@@ -24,10 +24,14 @@
 //! May touch: the journal directory handle opened at startup, and the
 //! directories writers hand in (opened beneath a root), by single names.
 
+mod list;
 pub mod record;
 pub mod revert;
+pub mod rules;
 pub mod store;
+mod undo;
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -39,7 +43,7 @@ use crate::fs::record::{self as rec, Changed, Kept, Place, Recorder};
 use crate::fs::roots::Root;
 use crate::fs::version::Version;
 use record::{Change, Loc, Op, Record};
-use store::Store;
+use store::{NoRoom, Pin, Store};
 
 /// The log's name in the journal directory.
 pub const LOG: &str = "journal.jsonl";
@@ -49,6 +53,10 @@ pub const LOG: &str = "journal.jsonl";
 pub struct Journal {
     dir: Dir,
     session: String,
+    /// The operator's roots, for the session's `start` record.
+    roots: Vec<String>,
+    /// The operator's rule spec, for the session's `start` record.
+    rules: rules::RuleSpec,
     inner: Mutex<Inner>,
     broken: Mutex<Option<String>>,
 }
@@ -59,6 +67,8 @@ struct Inner {
     store: Store,
     seq: u64,
     started: bool,
+    /// The files whose first pre-image this session kept (pinned).
+    pins: HashSet<Loc>,
 }
 
 /// Opens the journal directory `path` (created 0700 if missing) for the
@@ -69,7 +79,13 @@ struct Inner {
 ///
 /// Opens the operator's path once, at startup, before Landlock (through
 /// [`crate::fs::roots::open_operator_dir`]).
-pub fn open(path: &Path, roots: &[Root], max: u64, session: String) -> Result<Journal, String> {
+pub fn open(
+    path: &Path,
+    roots: &[Root],
+    max: u64,
+    session: String,
+    rules: rules::RuleSpec,
+) -> Result<Journal, String> {
     // Checked before it is created, so nothing lands in a root.
     crate::audit::outside_roots(path, roots, "undo journal")?;
     let dir = crate::fs::roots::open_operator_dir(path, true)
@@ -99,16 +115,29 @@ pub fn open(path: &Path, roots: &[Root], max: u64, session: String) -> Result<Jo
     let log = dir
         .open_with(LOG, &opts)
         .map_err(|e| format!("cannot open the undo journal's log in '{shown}': {e}"))?;
-    let store = Store::open(&dir, max)
+    // The first pre-image of each file in each session stays pinned across
+    // restarts: read from the log (a missing log pins nothing).
+    let pinned = match dir.read(LOG) {
+        Ok(bytes) => record::pinned(&record::parse(&bytes).0),
+        Err(_) => Default::default(),
+    };
+    let store = Store::open(&dir, max, pinned)
         .map_err(|e| format!("cannot open the undo journal's objects in '{shown}': {e}"))?;
+    let roots = roots
+        .iter()
+        .map(|r| r.origin.path().to_string_lossy().into_owned())
+        .collect();
     Ok(Journal {
         dir,
         session,
+        roots,
+        rules,
         inner: Mutex::new(Inner {
             log,
             store,
             seq: 0,
             started: false,
+            pins: HashSet::new(),
         }),
         broken: Mutex::new(None),
     })
@@ -132,32 +161,45 @@ impl Recorder for Journal {
         true
     }
 
-    fn keep_swapped(&self, parent: &Dir, tmp: &str, known: Option<&Version>) -> Result<Kept> {
+    /// `at`'s first pre-image in this session is pinned, and one that does
+    /// not fit refuses the change ([`Error::JournalFull`]).
+    fn keep_swapped(
+        &self,
+        parent: &Dir,
+        tmp: &str,
+        known: Option<&Version>,
+        at: &Place,
+    ) -> Result<Kept> {
+        let at = loc(at);
         let mut inner = crate::sync::lock(&self.inner);
-        inner
-            .store
-            .keep_swapped(parent, tmp, known)
-            .map_err(|e| self.unavailable(&e))
+        let pin = inner.pin_for(&at);
+        let kept = inner.store.keep_swapped(parent, tmp, known, pin);
+        self.kept(&mut inner, kept, &at, pin)
     }
 
-    fn keep_copy(&self, parent: &Dir, leaf: &str) -> Result<Kept> {
+    /// As [`Journal::keep_swapped`], for a copy kept before a plain rename.
+    fn keep_copy(&self, parent: &Dir, leaf: &str, at: &Place) -> Result<Kept> {
+        let at = loc(at);
         let mut inner = crate::sync::lock(&self.inner);
-        inner
-            .store
-            .keep_copy(parent, leaf)
-            .map_err(|e| self.unavailable(&e))
+        let pin = inner.pin_for(&at);
+        let kept = inner.store.keep_copy(parent, leaf, pin);
+        self.kept(&mut inner, kept, &at, pin)
     }
 
     fn changed(&self, c: &Changed<'_>) -> Result<()> {
         let at = loc(&c.at);
         let after = c.after.as_ref();
+        let id = c.id;
         match (&c.op, c.kept.clone(), after) {
             (rec::Op::Replace, Some(kept), Some(after)) => {
-                self.record_replace(at, kept, after, c.dir)
+                self.record_replace(at, kept, after, id, c.dir)
             }
-            (rec::Op::Replace | rec::Op::Create, _, _) => self.record_create(at, after, c.dir),
-            (rec::Op::Append { size_before }, _, _) => self.record_append(at, *size_before, after),
-            (rec::Op::Move { from, id }, _, _) => self.record_move(loc(from), at, after, *id),
+            (rec::Op::Replace | rec::Op::Create, _, _) => self.record_create(at, after, id, c.dir),
+            (rec::Op::Append { size_before }, _, _) => {
+                self.record_append(at, *size_before, after, id)
+            }
+            (rec::Op::Move { from }, _, _) => self.record_move(loc(from), at, after, id),
+            (rec::Op::Mkdir, _, _) => self.record_mkdir(at, id, c.dir),
         }
     }
 }
@@ -179,6 +221,48 @@ impl Journal {
         b.get_or_insert(why).clone()
     }
 
+    /// What keeping a pre-image gave: the file pinned, or the change
+    /// refused (logged, and recorded in the journal) when there was no
+    /// room for a first pre-image, or the journal broken on an I/O error.
+    fn kept(
+        &self,
+        inner: &mut Inner,
+        kept: std::io::Result<Kept>,
+        at: &Loc,
+        pin: Pin,
+    ) -> Result<Kept> {
+        match kept {
+            Ok(k) => {
+                if pin == Pin::First && k.object.is_some() {
+                    inner.pins.insert(at.clone());
+                }
+                Ok(k)
+            }
+            Err(e) => match e.get_ref().and_then(|e| e.downcast_ref::<NoRoom>()) {
+                Some(NoRoom(why)) => {
+                    let path = at.shown();
+                    tracing::error!(path = %crate::text::fmt::for_terminal(&path), "refused a change: {why}");
+                    let rec = Record::Refused {
+                        time: record::now(),
+                        session: self.session.clone(),
+                        at: at.clone(),
+                        why: why.clone(),
+                    };
+                    let mut line = String::new();
+                    push(&mut line, &rec);
+                    if let Err(e) = write_all(&inner.log, line.as_bytes()) {
+                        tracing::warn!(error = %e, "cannot record the refusal in the undo journal");
+                    }
+                    Err(Error::JournalFull {
+                        path,
+                        why: why.clone(),
+                    })
+                }
+                None => Err(self.unavailable(&e)),
+            },
+        }
+    }
+
     fn unavailable(&self, e: &std::io::Error) -> Error {
         Error::JournalUnavailable {
             why: self.fail(format!(
@@ -194,11 +278,13 @@ impl Journal {
         at: Loc,
         kept: Kept,
         after: &Version,
+        id: Option<(u64, u64)>,
         parent: Option<&Dir>,
     ) -> Result<()> {
         let stored = kept.object.is_some();
         let change = Change {
             op: Op::Replace,
+            id,
             before: kept.before.as_ref().map(|v| v.as_str().to_owned()),
             object: kept.object,
             not_kept: kept.not_kept,
@@ -210,19 +296,46 @@ impl Journal {
 
     /// Records a file created (it did not exist before); `parent` as for
     /// [`Journal::record_replace`].
-    fn record_create(&self, at: Loc, after: Option<&Version>, parent: Option<&Dir>) -> Result<()> {
+    fn record_create(
+        &self,
+        at: Loc,
+        after: Option<&Version>,
+        id: Option<(u64, u64)>,
+        parent: Option<&Dir>,
+    ) -> Result<()> {
         let change = Change {
             op: Op::Create,
             after: after.map(|v| v.as_str().to_owned()),
+            id,
             ..blank(at)
         };
         self.record(change, Vec::new(), false, parent)
     }
 
-    /// Records an append to an existing file of `size_before` bytes.
-    fn record_append(&self, at: Loc, size_before: u64, after: Option<&Version>) -> Result<()> {
+    /// Records a directory made by `create_directory` (`id`: its device and
+    /// inode); `parent`, the directory it was made in, is synced with the
+    /// record.
+    fn record_mkdir(&self, at: Loc, id: Option<(u64, u64)>, parent: Option<&Dir>) -> Result<()> {
+        let change = Change {
+            op: Op::Mkdir,
+            id,
+            ..blank(at)
+        };
+        self.record(change, Vec::new(), false, parent)
+    }
+
+    /// Records an append to an existing file of `size_before` bytes (`id`:
+    /// the file's device and inode).
+    fn record_append(
+        &self,
+        at: Loc,
+        size_before: u64,
+        after: Option<&Version>,
+        id: Option<(u64, u64)>,
+    ) -> Result<()> {
         let change = Change {
             op: Op::Append,
+            id,
             size_before: Some(size_before),
             after: after.map(|v| v.as_str().to_owned()),
             ..blank(at)
@@ -273,6 +386,8 @@ impl Journal {
                     session: self.session.clone(),
                     time: record::now(),
                     pid: std::process::id(),
+                    roots: self.roots.clone(),
+                    rules: Some(self.rules.clone()),
                 },
             );
         }
@@ -327,6 +442,17 @@ impl Journal {
             Err(e) => Err(Error::JournalNotRecorded {
                 why: self.fail(format!("the undo journal cannot be written ({e})")),
             }),
+        }
+    }
+}
+
+impl Inner {
+    /// Whether a pre-image of `at` now is its first in this session.
+    fn pin_for(&self, at: &Loc) -> Pin {
+        if self.pins.contains(at) {
+            Pin::Later
+        } else {
+            Pin::First
         }
     }
 }

@@ -41,6 +41,9 @@ pub enum Op {
     /// A file or directory renamed (`move_file`): undone by renaming it
     /// back, never over anything.
     Move,
+    /// A directory made (`create_directory`, each missing one): undone by
+    /// removing it if it is the same directory (device and inode) and empty.
+    Mkdir,
 }
 
 /// One change.
@@ -77,8 +80,9 @@ pub struct Change {
     /// read limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
-    /// A move's device and inode of what was moved (checked when it has no
-    /// version: a directory).
+    /// The device and inode of what the change left at `at` (the file
+    /// written, the directory made, what was moved): a change is undone
+    /// only if that is still there, with its version where it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<(u64, u64)>,
 }
@@ -95,6 +99,14 @@ pub enum Record {
         time: String,
         /// The server's process id.
         pid: u32,
+        /// The operator's roots (for nested roots, whose rules see each
+        /// other), as the changes name them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        roots: Vec<String>,
+        /// The operator's path rules, which the revert applies too (none
+        /// recorded: the built-in protections).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rules: Option<super::rules::RuleSpec>,
     },
     /// A change.
     Change(Box<Change>),
@@ -105,6 +117,18 @@ pub enum Record {
         time: String,
         /// The object names removed.
         objects: Vec<String>,
+    },
+    /// A change refused because the journal could not keep the file's
+    /// first pre-image (nothing was changed): shown by `tuls journal list`.
+    Refused {
+        /// When (UTC).
+        time: String,
+        /// The session that asked for it.
+        session: String,
+        /// The file it would have changed.
+        at: Loc,
+        /// Why.
+        why: String,
     },
     /// Changes undone by `tuls journal revert`.
     Reverted {
@@ -132,6 +156,34 @@ pub fn parse(bytes: &[u8]) -> (Vec<Record>, usize) {
         }
     }
     (out, skipped)
+}
+
+/// The pre-images never evicted: in every session, the first one kept of
+/// each file (by [`Loc`]), unless that change was reverted.
+pub fn pinned(records: &[Record]) -> std::collections::HashSet<String> {
+    use std::collections::{HashMap, HashSet};
+    let mut reverted: HashMap<&str, HashSet<u64>> = HashMap::new();
+    for r in records {
+        if let Record::Reverted { session, seqs, .. } = r {
+            reverted.entry(session).or_default().extend(seqs);
+        }
+    }
+    let mut seen: HashSet<(&str, &Loc)> = HashSet::new();
+    let mut out = HashSet::new();
+    for r in records {
+        let Record::Change(c) = r else { continue };
+        let Some(object) = &c.object else { continue };
+        if !seen.insert((c.session.as_str(), &c.at)) {
+            continue;
+        }
+        let undone = reverted
+            .get(c.session.as_str())
+            .is_some_and(|s| s.contains(&c.seq));
+        if !undone {
+            out.insert(object.clone());
+        }
+    }
+    out
 }
 
 /// The time now, RFC 3339 in UTC with milliseconds.

@@ -13,10 +13,18 @@
 //! which orders eviction across restarts. The directory is synced together
 //! with the record that names the object ([`super::Journal`]).
 //!
+//! Pinned objects: the first pre-image of every file a session changed (the
+//! user's own bytes, before the agent touched the file) is never evicted,
+//! whatever the agent writes afterwards. When a new first pre-image does
+//! not fit beside the pinned ones, keeping it fails with [`NoRoom`] and the
+//! change is not made (fail closed); a later pre-image of a file already
+//! pinned that does not fit is not kept (the revert restores the first one
+//! instead, see [`super::revert`]).
+//!
 //! May touch: the `objects/` handle opened at startup, and the directory a
 //! writer hands in (opened beneath a root), by single names.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::io;
 
 use cap_std::fs::{Dir, MetadataExt};
@@ -38,13 +46,42 @@ pub struct Store {
     total: u64,
     /// Objects, oldest first, with their sizes.
     order: VecDeque<(String, u64)>,
+    /// Objects never evicted: the first pre-image of a file in a session.
+    pinned: HashSet<String>,
+    /// Bytes of the pinned objects present.
+    pinned_bytes: u64,
+}
+
+/// Keeping a first pre-image failed: it does not fit beside the pinned
+/// ones (or is larger than the bound on its own). The change is refused;
+/// the journal stays usable.
+#[derive(Debug)]
+pub struct NoRoom(pub String);
+
+impl std::fmt::Display for NoRoom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoRoom {}
+
+/// Whether a pre-image is a file's first in its session (pinned) or a later
+/// one (evictable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pin {
+    /// The session's first pre-image of this file: never evicted.
+    First,
+    /// A later one: evicted first, dropped when there is no room.
+    Later,
 }
 
 impl Store {
     /// Opens (creating) `objects/` in the journal directory, removes temp
     /// files a killed process left there, and reads the objects' sizes and
-    /// times (oldest first).
-    pub fn open(journal: &Dir, max: u64) -> io::Result<Store> {
+    /// times (oldest first); `pinned` are the objects earlier sessions
+    /// pinned (read from the log).
+    pub fn open(journal: &Dir, max: u64, pinned: HashSet<String>) -> io::Result<Store> {
         match journal.create_dir("objects") {
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
             _ => {}
@@ -65,28 +102,41 @@ impl Store {
         }
         found.sort();
         let total = found.iter().map(|f| f.2).sum();
+        let pinned_bytes = found
+            .iter()
+            .filter(|f| pinned.contains(&f.1))
+            .map(|f| f.2)
+            .sum();
         let order = found.into_iter().map(|(_, n, l)| (n, l)).collect();
         Ok(Store {
             dir,
             max,
             total,
             order,
+            pinned,
+            pinned_bytes,
         })
     }
 
     /// Keeps the file `tmp` in `parent` (the old file the writer swapped
     /// out, reachable by no other name in the root) as the pre-image of
     /// `version` (computed here when `None`), and removes `tmp`. On an
-    /// error `tmp` is left in place for the caller to swap back.
+    /// error (a [`NoRoom`] for a first pre-image that does not fit) `tmp`
+    /// is left in place for the caller to swap back.
     pub fn keep_swapped(
         &mut self,
         parent: &Dir,
         tmp: &str,
         version: Option<&Version>,
+        pin: Pin,
     ) -> io::Result<Kept> {
         let st = rustix::fs::statat(parent, tmp, AtFlags::SYMLINK_NOFOLLOW)?;
         let size = u64::try_from(st.st_size).unwrap_or(u64::MAX);
-        let Some(name) = self.name_for(parent, tmp, size, version)? else {
+        let name = self.name_for(parent, tmp, size, version, pin)?;
+        if pin == Pin::First {
+            self.check_room(name.as_deref(), size)?;
+        }
+        let Some(name) = name.filter(|n| self.fits(n, size, pin)) else {
             let _ = rustix::fs::unlinkat(parent, tmp, AtFlags::empty());
             return Ok(self.not_kept(size));
         };
@@ -118,6 +168,7 @@ impl Store {
             }
             self.touch(&name, size);
         }
+        self.pin(&name, size, pin);
         Ok(Kept {
             object: Some(name.clone()),
             not_kept: None,
@@ -128,10 +179,14 @@ impl Store {
 
     /// Keeps a copy of the file `leaf` in `parent`, which stays (before a
     /// plain rename replaces it, where the filesystem has no exchange).
-    pub fn keep_copy(&mut self, parent: &Dir, leaf: &str) -> io::Result<Kept> {
+    pub fn keep_copy(&mut self, parent: &Dir, leaf: &str, pin: Pin) -> io::Result<Kept> {
         let st = rustix::fs::statat(parent, leaf, AtFlags::SYMLINK_NOFOLLOW)?;
         let size = u64::try_from(st.st_size).unwrap_or(u64::MAX);
-        let Some(name) = self.name_for(parent, leaf, size, None)? else {
+        let name = self.name_for(parent, leaf, size, None, pin)?;
+        if pin == Pin::First {
+            self.check_room(name.as_deref(), size)?;
+        }
+        let Some(name) = name.filter(|n| self.fits(n, size, pin)) else {
             return Ok(self.not_kept(size));
         };
         let before = Version::from_token(&format!("b3:{name}"));
@@ -139,6 +194,7 @@ impl Store {
             self.copy_in(parent, leaf, &name)?;
         }
         self.touch(&name, size);
+        self.pin(&name, size, pin);
         Ok(Kept {
             object: Some(name.clone()),
             not_kept: None,
@@ -149,16 +205,21 @@ impl Store {
 
     /// The object name for the file `leaf` in `parent`: its version's hex,
     /// hashed here when not given; `None` when it cannot be kept (larger
-    /// than the bound, or changing while hashed).
+    /// than the bound, or changing while hashed), which for a first
+    /// pre-image is a [`NoRoom`] (the change is refused).
     fn name_for(
         &self,
         parent: &Dir,
         leaf: &str,
         size: u64,
         version: Option<&Version>,
+        pin: Pin,
     ) -> io::Result<Option<String>> {
         if size > self.max {
-            return Ok(None);
+            return match pin {
+                Pin::First => Err(self.no_room(size)),
+                Pin::Later => Ok(None),
+            };
         }
         let v = match version {
             Some(v) => Some(v.clone()),
@@ -168,7 +229,49 @@ impl Store {
                     .0
             }
         };
-        Ok(v.map(|v| v.as_str().trim_start_matches("b3:").to_owned()))
+        match (v, pin) {
+            (Some(v), _) => Ok(Some(v.as_str().trim_start_matches("b3:").to_owned())),
+            (None, Pin::First) => Err(io::Error::other(NoRoom(
+                "the old content changed while it was kept".to_owned(),
+            ))),
+            (None, Pin::Later) => Ok(None),
+        }
+    }
+
+    /// Whether the object `name` of `size` bytes may be kept: a pinned one
+    /// already kept always; a first pre-image too (its room is checked by
+    /// [`Store::check_room`] first); a later one only if it fits beside the
+    /// pinned ones (it is not kept otherwise).
+    fn fits(&self, name: &str, size: u64, pin: Pin) -> bool {
+        self.pinned.contains(name)
+            || pin == Pin::First
+            || self.pinned_bytes.saturating_add(size) <= self.max
+    }
+
+    /// Refuses a first pre-image of `size` bytes that does not fit beside
+    /// the pinned ones; called before anything is kept.
+    fn check_room(&self, name: Option<&str>, size: u64) -> io::Result<()> {
+        if name.is_some_and(|n| self.pinned.contains(n)) {
+            return Ok(());
+        }
+        if self.pinned_bytes.saturating_add(size) > self.max {
+            return Err(self.no_room(size));
+        }
+        Ok(())
+    }
+
+    fn no_room(&self, size: u64) -> io::Error {
+        io::Error::other(NoRoom(format!(
+            "the undo journal cannot keep its old content ({size} bytes): the first old content of every file a session changed is kept until it is reverted, they hold {} bytes, and --journal-max-bytes is {}",
+            self.pinned_bytes, self.max
+        )))
+    }
+
+    /// Pins `name` when it is a first pre-image.
+    fn pin(&mut self, name: &str, size: u64, pin: Pin) {
+        if pin == Pin::First && self.pinned.insert(name.to_owned()) {
+            self.pinned_bytes = self.pinned_bytes.saturating_add(size);
+        }
     }
 
     fn not_kept(&self, size: u64) -> Kept {
@@ -176,6 +279,11 @@ impl Store {
             format!(
                 "the old content ({size} bytes) is larger than --journal-max-bytes ({})",
                 self.max
+            )
+        } else if self.pinned_bytes.saturating_add(size) > self.max {
+            format!(
+                "no room for the old content ({size} bytes) beside the first old contents kept ({} bytes of --journal-max-bytes {}); the revert restores the file's first old content instead",
+                self.pinned_bytes, self.max
             )
         } else {
             "the old content changed while it was kept".to_owned()
@@ -251,12 +359,16 @@ impl Store {
         &self.dir
     }
 
-    /// Removes the oldest objects (never `keep`) while they hold more than
-    /// the bound; returns their names.
+    /// Removes the oldest objects (never `keep`, never a pinned one) while
+    /// they hold more than the bound; returns their names.
     fn evict(&mut self, keep: &str) -> Vec<String> {
         let mut gone = Vec::new();
         while self.total > self.max {
-            let Some(i) = self.order.iter().position(|(n, _)| n != keep) else {
+            let Some(i) = self
+                .order
+                .iter()
+                .position(|(n, _)| n != keep && !self.pinned.contains(n))
+            else {
                 break;
             };
             let Some((name, size)) = self.order.remove(i) else {

@@ -1,6 +1,6 @@
 //! The MCP edge: everything that knows about JSON-RPC and MCP.
 //!
-//! Owns: stdio framing ([`framing`]); the one reader and the one reply
+//! Owns: stdio framing ([`lines`]); the one reader and the one reply
 //! writer ([`stdio`], with the writer's queue item in [`out`]); the one
 //! request path of tool calls and the one table of requests in flight
 //! ([`call`]), with the session's lifecycle it answers calls by

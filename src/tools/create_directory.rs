@@ -41,7 +41,7 @@ pub struct Params {
 /// Creates the directory and its missing parents through the core.
 pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
-    mkdir::create_dir_all(&t)?;
+    mkdir::create_dir_all(&t, &ctx.io.recorder)?;
     Ok(Output::Text(format!(
         "Successfully created directory {}",
         p.path

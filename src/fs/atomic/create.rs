@@ -107,6 +107,7 @@ impl Dest {
                 at: self.place(),
                 before: None,
                 after,
+                id: crate::fs::record::id_in(&self.parent, &self.leaf),
                 bytes: len,
                 kept: None,
                 dir: Some(&self.parent),

@@ -70,6 +70,7 @@ impl Dest {
                 at: self.place(),
                 before,
                 after: Some(after.clone()),
+                id: crate::fs::record::id_in(&self.parent, &self.leaf),
                 bytes: bytes.len() as u64,
                 kept,
                 dir: Some(&self.parent),
@@ -218,7 +219,7 @@ impl Dest {
         } else {
             // No exchange here: a copy of the old file is kept first.
             let copied = if self.existing.is_some() && rec.keeps() {
-                match rec.keep_copy(&self.parent, &self.leaf) {
+                match rec.keep_copy(&self.parent, &self.leaf, &self.place()) {
                     Ok(k) => Some(k),
                     // Gone meanwhile: nothing is replaced.
                     Err(_) if self.parent.symlink_metadata(&self.leaf).is_err() => None,
@@ -254,7 +255,7 @@ impl Dest {
                 Guard::Content { version, .. } => Some(version),
                 _ => None,
             };
-            return match rec.keep_swapped(&self.parent, tmp, known) {
+            return match rec.keep_swapped(&self.parent, tmp, known, &self.place()) {
                 Ok(kept) => Ok(Some(kept)),
                 Err(e) => {
                     // Not kept, so not replaced: the old file goes back.

@@ -254,7 +254,10 @@ fn an_unwalked_target_is_refused_by_every_writer() {
         internal(Dest::locate_new(&read_target(root, "new")).map(drop));
         internal(read_target(root, "f").check_write("open"));
         internal(write(&read_target(root, "f"), b"new", &Recorders::NONE));
-        internal(crate::fs::mkdir::create_dir_all(&read_target(root, "d")));
+        internal(crate::fs::mkdir::create_dir_all(
+            &read_target(root, "d"),
+            &Recorders::NONE,
+        ));
         let (s, d) = (read_target(root, "f"), read_target(root, "g"));
         internal(crate::fs::rename::check_move(&s, &d, &root.dir, "f", 100));
         internal(crate::fs::rename::check_move(
@@ -269,7 +272,7 @@ fn an_unwalked_target_is_refused_by_every_writer() {
     assert_eq!(ruled.dir.read("f").unwrap(), b"old");
     // Walked, the same writes go through.
     write(&target(&ruled, "f"), b"new", &Recorders::NONE).unwrap();
-    crate::fs::mkdir::create_dir_all(&target(&ruled, "d")).unwrap();
+    crate::fs::mkdir::create_dir_all(&target(&ruled, "d"), &Recorders::NONE).unwrap();
     assert_eq!(ruled.dir.read("f").unwrap(), b"new");
     write(&target(&plain, "g"), b"fresh", &Recorders::NONE).unwrap();
     assert_eq!(names(&plain), ["d", "f", "g"]);

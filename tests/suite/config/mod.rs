@@ -3,6 +3,7 @@
 //! audit log.
 
 mod audit;
+mod audit_chain;
 mod fail_closed;
 mod policy;
 mod rule_checks;
