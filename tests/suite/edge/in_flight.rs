@@ -3,7 +3,7 @@
 //! (`src/mcp/stdio/`): a roots answer behind more calls than slots, calls
 //! at the end of input, cancels racing completion, a reused id, a closed
 //! stdout, progress before the reply. The reply budget grown by file size
-//! (`src/mcp/flow.rs`, `src/memory.rs`) is in [`super::reply_memory`].
+//! (`src/mcp/flow.rs`, `src/reply_budget.rs`) is in [`super::reply_memory`].
 //! Ground truth only: replies counted by id, RSS, fds and threads from
 //! `/proc`.
 
