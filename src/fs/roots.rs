@@ -103,11 +103,11 @@ impl Root {
     /// for a client root, whether the client root itself is still where its
     /// canonical prefix leads from the operator's root: a client root that
     /// another process moved out takes its own handle with it, so the
-    /// first check alone would pass. See [`crate::fs::scope::still_reached`].
+    /// first check alone would pass. See [`still_reached`].
     pub fn still_reaches(&self, rel: &str, handle: &Dir) -> bool {
-        crate::fs::scope::still_reached(&self.dir, rel, handle)
+        still_reached(&self.dir, rel, handle)
             && (self.prefix.is_empty()
-                || crate::fs::scope::still_reached(&self.origin.dir, &self.prefix, &self.dir))
+                || still_reached(&self.origin.dir, &self.prefix, &self.dir))
     }
 
     /// Refuses a call on this root (`path` is the client's path, for the
@@ -337,4 +337,23 @@ pub fn resolve_operator_dir(given: &Path) -> Result<String, String> {
     real.to_str()
         .map(|s| strip_trailing_slashes(s).to_owned())
         .ok_or_else(|| format!("--read-only-dir '{shown}' is not valid UTF-8"))
+}
+
+/// Whether `handle` is still the directory a fresh resolve of `rel`
+/// beneath `root` reaches (same device and inode).
+///
+/// A directory opened beneath a root stays usable wherever it is moved;
+/// acting through it after another process moved it out of the root would
+/// act outside. Writers call this just before their final step (rename,
+/// renameat2); the window left is the one between this check and that
+/// syscall. `root` is the handle the target was resolved from: for a
+/// client root, the client root's own handle.
+pub fn still_reached(root: &Dir, rel: &str, handle: &Dir) -> bool {
+    let Ok(fresh) = root.open_dir(rel) else {
+        return false;
+    };
+    match (rustix::fs::fstat(&fresh), rustix::fs::fstat(handle)) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    }
 }

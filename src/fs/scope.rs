@@ -33,7 +33,8 @@ use crate::fs::roots::Root;
 
 mod target;
 
-pub use target::{Start, Target, join_display, still_reached};
+pub use crate::fs::roots::still_reached;
+pub use target::{Start, Target, join_display};
 
 /// What a call may do through the paths it resolves, set once per call
 /// from its tool's capability.

@@ -278,24 +278,6 @@ pub struct Start {
     pub hide: Option<Hide>,
 }
 
-/// Whether `handle` is still the directory a fresh resolve of `rel`
-/// beneath `root` reaches (same device and inode).
-///
-/// A directory opened beneath a root stays usable wherever it is moved;
-/// acting through it after another process moved it out of the root would
-/// act outside. Writers call this just before their final step (rename,
-/// renameat2); the window left is the one between this check and that
-/// syscall. `root` is the handle the target was resolved from: for a
-/// client root, the client root's own handle.
-pub fn still_reached(root: &Dir, rel: &str, handle: &Dir) -> bool {
-    let Ok(fresh) = root.open_dir(rel) else {
-        return false;
-    };
-    match (rustix::fs::fstat(&fresh), rustix::fs::fstat(handle)) {
-        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
-        _ => false,
-    }
-}
 
 /// Joins components under a display root.
 pub fn join_display(root: &str, segs: &[String]) -> String {
