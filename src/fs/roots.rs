@@ -106,8 +106,7 @@ impl Root {
     /// first check alone would pass. See [`still_reached`].
     pub fn still_reaches(&self, rel: &str, handle: &Dir) -> bool {
         still_reached(&self.dir, rel, handle)
-            && (self.prefix.is_empty()
-                || still_reached(&self.origin.dir, &self.prefix, &self.dir))
+            && (self.prefix.is_empty() || still_reached(&self.origin.dir, &self.prefix, &self.dir))
     }
 
     /// Refuses a call on this root (`path` is the client's path, for the

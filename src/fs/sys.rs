@@ -56,10 +56,9 @@ pub fn read_dir(
     _buf: &mut Vec<u8>,
     mut f: impl FnMut(&CStr, FileType) -> std::ops::ControlFlow<()>,
 ) -> Result<(), Errno> {
-    // `read_from` duplicates the descriptor: out of descriptors, the walk
-    // must hear of it (see `walk::note_open_error`), not see an empty
-    // directory.
-    let mut dir = rustix::fs::Dir::read_from(fd).map_err(crate::fs::walk::note_open_error)?;
+    // `read_from` duplicates the descriptor: out of descriptors, the error
+    // goes back to the walk, which notes it.
+    let mut dir = rustix::fs::Dir::read_from(fd)?;
     while let Some(entry) = dir.read() {
         let entry = entry?;
         if f(entry.file_name(), entry.file_type()).is_break() {

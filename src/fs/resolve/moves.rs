@@ -7,7 +7,7 @@
 //! `O_NOFOLLOW`, and the directories beneath it.
 
 use cap_std::fs::Dir;
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::rules::Rules;
 
@@ -38,23 +38,37 @@ pub fn move_keeps_rules(
         }
     };
     while let Some((fd, rel)) = stack.pop() {
-        let Ok((entries, more)) = crate::fs::walk::read_entries_fd(&fd, false, budget, "") else {
+        let Ok(mut dir) = rustix::fs::Dir::read_from(&fd) else {
             return false;
         };
-        seen += entries.len();
-        if more || seen > budget {
-            return false;
-        }
-        for e in entries {
-            let sub = join(&rel, &e.name);
-            let is_dir = e.kind == crate::fs::walk::Kind::Dir;
+        while let Some(entry) = dir.read() {
+            let Ok(entry) = entry else {
+                return false;
+            };
+            let raw = entry.file_name();
+            if raw.to_bytes() == b"." || raw.to_bytes() == b".." {
+                continue;
+            }
+            seen += 1;
+            if seen > budget {
+                return false;
+            }
+            let mut ft = entry.file_type();
+            if ft == FileType::Unknown {
+                match rustix::fs::statat(&fd, raw, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => ft = FileType::from_raw_mode(st.st_mode),
+                    Err(_) => return false,
+                }
+            }
+            let sub = join(&rel, &String::from_utf8_lossy(raw.to_bytes()));
+            let is_dir = ft == FileType::Directory;
             let before = from_rules.effect(&join(from, &sub), Some(is_dir));
             let after = to_rules.effect(&join(to, &sub), Some(is_dir));
             if before != after {
                 return false;
             }
             if is_dir {
-                match rustix::fs::openat(&fd, e.os_name(), flags, Mode::empty()) {
+                match rustix::fs::openat(&fd, raw, flags, Mode::empty()) {
                     Ok(child) => stack.push((child, sub)),
                     Err(_) => return false,
                 }

@@ -278,7 +278,6 @@ pub struct Start {
     pub hide: Option<Hide>,
 }
 
-
 /// Joins components under a display root.
 pub fn join_display(root: &str, segs: &[String]) -> String {
     let mut s = root.to_owned();

@@ -191,7 +191,10 @@ impl Listing {
             ents.push((names.len(), bytes.len(), kind));
             names.extend_from_slice(bytes);
             ControlFlow::Continue(())
-        })?;
+        })
+        // Out of descriptors (where listing duplicates the descriptor), the
+        // walk must hear of it, not see an empty directory.
+        .map_err(super::note_open_error)?;
         // Names in one directory are distinct, so an unstable sort gives the
         // same order, without the scratch buffer a stable one allocates.
         let names = &self.names;
