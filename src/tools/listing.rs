@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::{OutputKind, Tool};
 
 /// A tool's input schema, as derived from its arguments' type and made
-/// portable ([`schema::make_portable`]).
+/// portable ([`super::schema::make_portable`]).
 pub(super) fn schema<T: JsonSchema + 'static>() -> Value {
     let s = rmcp::handler::server::common::schema_for_type::<T>();
     let mut v = Value::Object((*s).clone());

@@ -189,7 +189,7 @@ impl Target {
     }
 
     /// The canonical path of this target's parent beneath the root handle,
-    /// for [`still_reached`] (walked targets only).
+    /// for [`crate::fs::roots::still_reached`] (walked targets only).
     pub fn parent_local(&self) -> Option<String> {
         let w = self.walked()?;
         let end = w.parent_end?;
