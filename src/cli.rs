@@ -115,6 +115,23 @@ pub enum JournalCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Show what a session changed, file by file: each change's op and
+    /// path with a unified diff from the kept pre-image to the file as it
+    /// is now (notes for binary, missing or evicted content), flagging
+    /// writes to control files (paths the built-in read-only set protects)
+    /// and refused attempts. Review it before `tuls journal revert`.
+    Show {
+        /// The journal directory.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// The session: its id (from `tuls journal list`) or a prefix of
+        /// it that no other session's id begins with.
+        #[arg(long, value_name = "ID")]
+        session: String,
+        /// Print JSON (for scripts): the same, its strings exact.
+        #[arg(long)]
+        json: bool,
+    },
     /// Undo a session's changes, newest first. A file changed after the
     /// session is refused (and the rest restored) unless --force.
     Revert {

@@ -355,3 +355,11 @@ pub fn debug_bound<N: std::str::FromStr, T>(var: &str, from: impl FnOnce(N) -> T
     let _ = (var, from);
     default
 }
+
+/// `tuls journal show`: the most diff lines shown for one change; past it
+/// a `[... N more lines]` note.
+pub const SHOW_DIFF_LINES: usize = 200;
+
+/// `tuls journal show`: the largest file (pre-image or current) it diffs;
+/// a larger one gets a note instead.
+pub const SHOW_DIFF_MAX_BYTES: u64 = 4 * 1024 * 1024;

@@ -24,8 +24,9 @@ pub(super) struct Session {
     pub(super) started: Option<(String, u32)>,
     pub(super) changes: Vec<Change>,
     pub(super) reverted: HashSet<u64>,
-    /// Changes refused because the journal had no room: when, where, why.
-    pub(super) refused: Vec<(String, Loc, String)>,
+    /// Changes refused (the journal had no room, or the path rules
+    /// protect the path): when, where, why, and the tool the rules refused.
+    pub(super) refused: Vec<(String, Loc, String, Option<String>)>,
     /// The operator's roots and rule spec (`None`: not recorded, the
     /// built-in protections apply).
     pub(super) roots: Vec<String>,
@@ -83,6 +84,7 @@ pub(super) fn read(path: &Path) -> Result<Read, String> {
                 session,
                 at,
                 why,
+                tool,
             } => {
                 if !sessions.contains_key(&session) {
                     order.push(session.clone());
@@ -91,7 +93,7 @@ pub(super) fn read(path: &Path) -> Result<Read, String> {
                     .entry(session)
                     .or_default()
                     .refused
-                    .push((time, at, why));
+                    .push((time, at, why, tool));
             }
             Record::Reverted { session, seqs, .. } => {
                 sessions.entry(session).or_default().reverted.extend(seqs);
@@ -133,7 +135,7 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
                 let refused: Vec<_> = s
                     .refused
                     .iter()
-                    .map(|(time, at, why)| json!({"time": time, "at": at, "why": why}))
+                    .map(|(time, at, why, tool)| json!({"time": time, "at": at, "why": why, "tool": tool}))
                     .collect();
                 json!({
                     "session": id,
@@ -202,7 +204,7 @@ pub fn list(path: &Path, as_json: bool) -> ExitCode {
                 for_terminal(&format!("{what}{notes}"))
             );
         }
-        for (time, at, why) in &s.refused {
+        for (time, at, why, _) in &s.refused {
             crate::out!(
                 "  refused  {}  {}",
                 for_terminal(time),

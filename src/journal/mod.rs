@@ -28,6 +28,7 @@ mod list;
 pub mod record;
 pub mod revert;
 pub mod rules;
+pub mod show;
 pub mod store;
 mod undo;
 
@@ -247,6 +248,7 @@ impl Journal {
                         session: self.session.clone(),
                         at: at.clone(),
                         why: why.clone(),
+                        tool: None,
                     };
                     let mut line = String::new();
                     push(&mut line, &rec);
@@ -260,6 +262,28 @@ impl Journal {
                 }
                 None => Err(self.unavailable(&e)),
             },
+        }
+    }
+
+    /// Records a change the path rules refused (`tool` on the client's
+    /// `path`; nothing was changed), so `tuls journal show` can flag the
+    /// attempt. Best effort: a failure is logged, the call's answer stands.
+    pub fn refused_by_rules(&self, tool: &str, path: &str, why: &str) {
+        let rec = Record::Refused {
+            time: record::now(),
+            session: self.session.clone(),
+            at: Loc {
+                root: String::new(),
+                path: path.to_owned(),
+            },
+            why: why.to_owned(),
+            tool: Some(tool.to_owned()),
+        };
+        let mut line = String::new();
+        push(&mut line, &rec);
+        let inner = crate::sync::lock(&self.inner);
+        if let Err(e) = write_all(&inner.log, line.as_bytes()) {
+            tracing::warn!(error = %e, "cannot record the refused attempt in the undo journal");
         }
     }
 

@@ -19,8 +19,12 @@ pub struct Loc {
 }
 
 impl Loc {
-    /// The path as one absolute spelling, for messages.
+    /// The path as one absolute spelling, for messages (a refused
+    /// attempt that never resolved has no root: its path as given).
     pub fn shown(&self) -> String {
+        if self.root.is_empty() {
+            return self.path.clone();
+        }
         format!("{}/{}", self.root.trim_end_matches('/'), self.path)
     }
 }
@@ -118,8 +122,11 @@ pub enum Record {
         /// The object names removed.
         objects: Vec<String>,
     },
-    /// A change refused because the journal could not keep the file's
-    /// first pre-image (nothing was changed): shown by `tuls journal list`.
+    /// A change refused (nothing was changed): because the journal could
+    /// not keep the file's first pre-image, or because the path rules
+    /// protect the path (then `tool` names the call, and `at` has no root:
+    /// its path is as the client gave it). Shown by `tuls journal list`
+    /// and `show`.
     Refused {
         /// When (UTC).
         time: String,
@@ -129,6 +136,9 @@ pub enum Record {
         at: Loc,
         /// Why.
         why: String,
+        /// The tool refused by the path rules.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
     },
     /// Changes undone by `tuls journal revert`.
     Reverted {

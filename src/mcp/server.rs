@@ -271,6 +271,17 @@ impl Server {
             Ok(result) => (result, false),
             Err(_) => (Err(Error::Panicked { tool: tool.name }), true),
         };
+        if mutation
+            && let (Some(j), Err(e @ (Error::Protected { .. } | Error::MoveChangesRules { .. }))) =
+                (journal, &result)
+        {
+            let path = match e {
+                Error::Protected { path } => path.clone(),
+                Error::MoveChangesRules { from, to } => format!("{from} -> {to}"),
+                _ => String::new(),
+            };
+            j.refused_by_rules(tool.name, &path, &e.to_string());
+        }
         let result = match (audit, given, &note) {
             (Some(audit), Some(given), Some(note)) => {
                 audited(audit, tool, &given, result, note.take())

@@ -35,6 +35,9 @@ pub fn main(hooks: Hooks) -> ExitCode {
         Command::Journal(JournalCmd::List { dir, json }) => {
             crate::journal::revert::list(&dir, json)
         }
+        Command::Journal(JournalCmd::Show { dir, session, json }) => {
+            crate::journal::show::show(&dir, &session, json)
+        }
         Command::Journal(JournalCmd::Revert {
             dir,
             session,

@@ -8,6 +8,7 @@ mod edit_file;
 mod hard_links;
 mod journal;
 mod journal_output;
+mod journal_show;
 mod journal_undo;
 mod keep_acl;
 mod move_file;
