@@ -151,6 +151,10 @@ fn copy_range(
     buf: &mut Vec<u8>,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<u64, Stop> {
+    // Only Linux offers `copy_file_range` here; elsewhere every byte goes
+    // through the buffer.
+    #[cfg(not(target_os = "linux"))]
+    let _ = how;
     while at < to {
         if cancelled() {
             return Err(Stop::Cancelled);
