@@ -57,17 +57,17 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the process's random key that signs cursors, made once",
     ),
     (
-        "src/rules/mod.rs",
+        "src/rules/hide.rs",
         "IDS",
         "a counter giving each path-rule checker a unique id for the per-thread cache below",
     ),
     (
-        "src/rules/mod.rs",
+        "src/rules/hide.rs",
         "LAST",
         "a thread's cache of the last directory's rule plan, keyed by the checker's id: a pure cache",
     ),
     (
-        "src/rules/mod.rs",
+        "src/rules/hide.rs",
         "BUF",
         "a thread's scratch string for the full path of an entry",
     ),
