@@ -8,8 +8,8 @@ Runs two sessions of `BIN filesystem ROOT SERVER-FLAGS` under `valgrind --tool=c
 `initialize` alone, then `initialize` and N identical `tools/call`s (each sent when the one
 before is answered; with --pipe, all written at once, then the answers read), then end of
 input. Prints both totals (threads included) and (calls - initialize) / N. `{root}` in
-JSONARGS is replaced by ROOT. Used for the instruction tables of docs/path-rules.md and the
-closing notes; needs valgrind (Debian's package).
+JSONARGS is replaced by ROOT. Used for the instruction tables of docs/maintainers/path-rules-cost.md,
+docs/performance.md and the closing notes; needs valgrind (Debian's package).
 """
 import argparse
 import json

@@ -117,7 +117,7 @@ pub const MAX_GIT_REPOS: usize = 256;
 /// Directories searched for `.git` entries in one root, breadth first
 /// from its top: four system calls each, about 12 ms for a 10,000-file
 /// tree of 1,111 directories and 85 ms at this limit (a 100,000-file
-/// tree), on a shared 2-core machine (docs/path-rules.md).
+/// tree), on a shared 2-core machine (docs/maintainers/path-rules-cost.md).
 pub const MAX_GIT_SCAN_DIRS: usize = 10_000;
 
 /// Directory entries looked at in that search.

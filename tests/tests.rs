@@ -16,6 +16,7 @@ mod util;
 mod suite {
     mod bounds;
     mod config;
+    mod docs;
     mod edge;
     mod escape;
     mod list;

@@ -213,6 +213,10 @@ impl Config {
             .iter()
             .flat_map(|r| r.spellings().map(str::to_owned).collect::<Vec<_>>())
             .collect();
+        let first_spellings: Vec<String> = opened
+            .iter()
+            .filter_map(|r| r.spellings().next().map(str::to_owned))
+            .collect();
         crate::say!("tuls: roots: {}", root_list.join(", "));
         crate::say!("tuls: tools: {}", policy.enabled_tools().join(", "));
         crate::say!("tuls: landlock: {landlock}");
@@ -224,10 +228,23 @@ impl Config {
             );
         }
         if std::io::stdin().is_terminal() {
+            // A client starts servers without the shell's PATH or directory,
+            // so the command to copy names this binary and the roots by
+            // their absolute paths, as the README advises.
+            let exe = std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| "/absolute/path/to/tuls".to_owned());
+            let command = std::iter::once(exe.as_str())
+                .chain(std::iter::once("filesystem"))
+                .chain(first_spellings.iter().map(String::as_str))
+                .map(shell_word)
+                .collect::<Vec<_>>()
+                .join(" ");
             crate::say!(
                 "tuls: this is an MCP server speaking JSON-RPC on stdin/stdout; it is waiting for a client.\n\
-                 tuls: connect one instead of typing, e.g. `claude mcp add tuls -- tuls filesystem DIR`, or\n\
-                 tuls: `npx -y @modelcontextprotocol/inspector@0.15.0 tuls filesystem DIR`. Press Ctrl-D to quit."
+                 tuls: let a client start it instead of typing, e.g. claude mcp add tuls -- {command}\n\
+                 tuls: or try it in the MCP Inspector: npx -y @modelcontextprotocol/inspector@0.15.0 {command}\n\
+                 tuls: Press Ctrl-D to quit."
             );
         }
         let records = (audit, journal);
@@ -259,5 +276,19 @@ impl Config {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => stop(&StartupError::Session(e)),
         }
+    }
+}
+
+/// `word` as one shell word: as it is when it holds only characters no shell
+/// treats specially, else in single quotes (a `'` inside as `'\''`).
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%=".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
