@@ -9,8 +9,11 @@
 //! the cores). There are `base` workers (the CPU count); one more is
 //! started, up to [`MAX_BLOCKING_THREADS`], only when the oldest queued
 //! job has waited `STALL` with every worker busy (a call blocked on a
-//! slow filesystem then does not hold up the others for long). Workers
-//! beyond `base` end after `IDLE_EXIT` without work.
+//! slow filesystem then does not hold up the others for long). A push
+//! looks at the queue, and so does one watcher thread while jobs wait
+//! with no worker idle, since no further call may come to look (a client
+//! that waits for its read before it sends anything else). Workers beyond
+//! `base` end after `IDLE_EXIT` without work.
 //!
 //! A job that waits for the reply budget on its worker says so
 //! ([`blocking`]): while it waits, it does not count as a worker, and one
@@ -47,6 +50,8 @@ pub struct Workers {
 struct Shared {
     state: Mutex<State>,
     ready: Condvar,
+    /// Wakes the watcher: a job was queued with no worker idle.
+    queued: Condvar,
     base: usize,
     max: usize,
 }
@@ -62,6 +67,8 @@ struct State {
     blocked: usize,
     /// Workers started so far (for their names).
     started: usize,
+    /// Whether the watcher thread runs (started at the first wait).
+    watched: bool,
 }
 
 impl Workers {
@@ -74,6 +81,7 @@ impl Workers {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::default()),
                 ready: Condvar::new(),
+                queued: Condvar::new(),
                 base,
                 max: MAX_BLOCKING_THREADS.max(base) + crate::limits::MAX_CALLS_IN_FLIGHT,
             }),
@@ -126,7 +134,58 @@ impl Workers {
         let working = st.threads - st.blocked;
         if working < sh.base || (stalled && working < MAX_BLOCKING_THREADS.max(sh.base)) {
             start(sh, st);
+            return;
         }
+        // Every worker is busy: the watcher starts one if this job is
+        // still queued after `STALL`.
+        if !st.watched {
+            st.watched = true;
+            let shared = sh.clone();
+            let spawned = std::thread::Builder::new()
+                .name("tuls-watch".to_owned())
+                .spawn(move || watch(&shared));
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "cannot start the worker watcher");
+                st.watched = false;
+            }
+        }
+        drop(st);
+        sh.queued.notify_one();
+    }
+}
+
+/// The watcher: while jobs are queued, starts one more worker whenever the
+/// oldest has waited `STALL` with no worker idle; sleeps while the queue
+/// is empty. It ends with the process.
+fn watch(sh: &Arc<Shared>) {
+    let mut st = lock(&sh.state);
+    loop {
+        let waited = st.queue.front().map(|(at, _)| at.elapsed());
+        let pause = match waited {
+            None => {
+                st = sh
+                    .queued
+                    .wait(st)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                continue;
+            }
+            Some(waited) if waited < STALL => STALL - waited,
+            Some(_) => {
+                let working = st.threads - st.blocked;
+                if st.idle == 0 && working < MAX_BLOCKING_THREADS.max(sh.base) {
+                    start(sh, st);
+                    st = lock(&sh.state);
+                }
+                // The new worker takes the oldest job; look again after
+                // it has had as long as any job gets.
+                STALL
+            }
+        };
+        st = sh
+            .queued
+            .wait_timeout(st, pause)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .0;
     }
 }
 
@@ -229,7 +288,8 @@ mod tests {
             got.push(r.await.unwrap_or(-1));
         }
         assert_eq!(got, (0..200).map(|i| i * 2).collect::<Vec<_>>());
-        assert!(lock(&w.shared.state).threads <= 2);
+        // More only if a job waited `STALL` (a loaded machine): bounded.
+        assert!(lock(&w.shared.state).threads <= MAX_BLOCKING_THREADS);
     }
 
     #[tokio::test]
@@ -251,6 +311,28 @@ mod tests {
         tokio::time::sleep(STALL).await;
         assert_eq!(w.run(|| 2).await.ok(), Some(2));
         assert_eq!(first.await.ok(), Some(1));
+        assert_eq!(lock(&w.shared.state).threads, 2);
+        tx.send(()).ok();
+        assert_eq!(blocked.await.ok().and_then(|r| r.ok()), Some(true));
+    }
+
+    /// The client sends nothing more while it waits: the watcher, not a
+    /// later push, starts the worker.
+    #[tokio::test]
+    async fn a_stalled_queue_gets_another_worker_with_no_further_call() {
+        let w = Workers::new(1);
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let blocked = tokio::spawn(w.run(move || rx.recv().is_ok()));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let queued = w.run(|| 1);
+        assert_eq!(
+            tokio::time::timeout(Duration::from_secs(30), queued)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            Some(1),
+            "the queued job ran while the first worker stayed blocked"
+        );
         assert_eq!(lock(&w.shared.state).threads, 2);
         tx.send(()).ok();
         assert_eq!(blocked.await.ok().and_then(|r| r.ok()), Some(true));

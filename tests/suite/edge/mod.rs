@@ -7,3 +7,4 @@ mod hostile_client;
 mod in_flight;
 mod reply_memory;
 mod requests;
+mod slow_fs;
