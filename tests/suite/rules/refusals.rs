@@ -125,8 +125,8 @@ fn a_read_only_refusal_names_its_rule_to_the_agent_and_in_the_log() {
         assert!(!r.text.contains(&file), "{}", r.text);
         assert_eq!(env.read(path), before, "{path} changed on disk");
         let mut parts = vec![
-            "tuls: info: path rule refused".to_owned(),
-            format!("'{path}': read-only"),
+            "tuls: info: path rule refused: read-only ".to_owned(),
+            format!("path=\"{path}\""),
             "tool=\"write_file\"".to_owned(),
             format!("id={id}"),
         ];
@@ -184,8 +184,8 @@ fn a_hidden_refusal_reads_as_missing_and_only_the_log_names_its_rule() {
         assert_eq!(r.text, m.text.replace(missing, hidden), "{tool} {hidden}");
         stdout.push(r.raw.to_string());
         let mut parts = vec![
-            "tuls: info: path rule refused".to_owned(),
-            format!("'{hidden}': hidden (answered as missing)"),
+            "tuls: info: path rule refused: hidden (answered as missing) ".to_owned(),
+            format!("path=\"{hidden}\""),
             format!("tool=\"{tool}\""),
             format!("id={id}"),
         ];

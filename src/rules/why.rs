@@ -1,0 +1,184 @@
+//! Which rule decides a path's effect, and the names a rule goes by in
+//! messages.
+//!
+//! Owns: [`Rules::why`], asked only when a call is refused (a cold path:
+//! it compiles the candidate rules one at a time, so that the effect
+//! check itself carries no rule identity), and the names: [`Rule::label`]
+//! for startup messages, [`Why`] for the operator's log line and, for a
+//! read-only path only, the agent's reply ([`Why::for_agent`]). A hidden
+//! path's rule is never named to the agent: its reply is a missing path's.
+//! May touch: the log (one `info` line per refusal, [`Why::log`]).
+
+use super::{Effect, Rule, Rules};
+
+/// The rule that decides a path's effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Why {
+    /// The rule's id: the rules file's `id`, the flag (`--hide`),
+    /// `default` for the built-in set, `git` for what a repository names.
+    pub id: String,
+    /// Its pattern as written.
+    pub pattern: String,
+    /// Where it came from, for the log: `built-in`, the flag, `rules file
+    /// 'F', rule #2`, or `git: <file> <key>`.
+    pub source: String,
+    /// How the agent's read-only refusal names it ([`Why::for_agent`]).
+    agent: String,
+    /// What it does.
+    pub effect: Effect,
+}
+
+impl Rule {
+    /// The rule as startup messages name it: `rules file 'F': rule #2 (id
+    /// 'x')` for the rules file's, `--hide '.env'` for a flag's, `built-in
+    /// '.git'` for the built-in set's.
+    pub fn label(&self) -> String {
+        if let Some(n) = self.position {
+            return format!("rules file '{}': rule #{n} (id '{}')", self.source, self.id);
+        }
+        match self.id.as_str() {
+            "default" => format!("built-in '{}'", self.pattern),
+            "--read-only-dir" => self.source.clone(),
+            id if id.starts_with("--") => format!("{id} '{}'", self.pattern),
+            id => format!("rule '{id}'"),
+        }
+    }
+
+    fn why(&self) -> Why {
+        let (source, agent) = match (self.position, self.id.as_str()) {
+            (Some(n), id) => (
+                format!("rules file '{}', rule #{n}", self.source),
+                format!("rule \"{id}\" from the rules file"),
+            ),
+            (None, "default") => (
+                "built-in".to_owned(),
+                format!("built-in rule '{}'", self.pattern),
+            ),
+            // The directory as the operator named it may lie outside every
+            // root: the agent is not told it.
+            (None, "--read-only-dir") => (self.source.clone(), "rule --read-only-dir".to_owned()),
+            (None, id) => (self.source.clone(), format!("rule {id} '{}'", self.pattern)),
+        };
+        Why {
+            id: self.id.clone(),
+            pattern: self.pattern.clone(),
+            source,
+            agent,
+            effect: self.effect,
+        }
+    }
+}
+
+impl Why {
+    /// How a read-only refusal names the rule to the agent (`rule "lock"
+    /// from the rules file`, `built-in rule '.git'`, `rule --read-only-path
+    /// 'docs/**'`); `None` for any other effect: a hidden path's rule is
+    /// never named to the agent.
+    pub fn for_agent(&self) -> Option<&str> {
+        (self.effect == Effect::ReadOnly).then_some(self.agent.as_str())
+    }
+
+    /// The operator's log line (`info`) for a refusal of the client's
+    /// path `given` by this rule; the call it belongs to is named by the
+    /// span it is logged in (`tool`, `id`).
+    pub fn log(&self, given: &str) {
+        let what = match self.effect {
+            Effect::Hidden => "hidden (answered as missing)",
+            Effect::ReadOnly => "read-only",
+            Effect::None => return,
+        };
+        tracing::info!(
+            path = given,
+            rule = self.id.as_str(),
+            pattern = self.pattern.as_str(),
+            source = self.source.as_str(),
+            "path rule refused: {what}"
+        );
+    }
+}
+
+impl Rules {
+    /// The rule that gives the canonical in-root `path` its effect
+    /// ([`Rules::effect`]; `is_dir` as there), or `None` when no rule
+    /// applies. Asked when a call is refused, never on the way to the
+    /// answer: it compiles each candidate rule alone.
+    pub fn why(&self, path: &str, is_dir: Option<bool>) -> Option<Why> {
+        let effect = self.effect(path, is_dir);
+        if effect == Effect::None {
+            return None;
+        }
+        let mut names = vec![path.to_owned()];
+        names.extend(self.git.link_names(path, self.case_insensitive));
+        for name in &names {
+            if self.effect_at(name, is_dir) == effect
+                && let Some(why) = self.why_at(name, is_dir, effect)
+            {
+                return Some(why);
+            }
+        }
+        self.others.iter().find_map(|(r, rel)| {
+            let p = rel.there(path)?;
+            (r.effect(&p, is_dir) == effect)
+                .then(|| r.why(&p, is_dir))
+                .flatten()
+        })
+    }
+
+    /// [`Rules::why`] for this directory's own rules, on `path` alone.
+    fn why_at(&self, path: &str, is_dir: Option<bool>, effect: Effect) -> Option<Why> {
+        let fold = self.case_insensitive;
+        let exempt: Vec<Rule> = self
+            .rules
+            .iter()
+            .filter(|r| r.effect == Effect::None)
+            .cloned()
+            .collect();
+        // A rule decides when it alone (with the `!` lines after it in its
+        // set, and for a built-in one the exemptions) gives the effect.
+        let decides = |i: usize, r: &Rule| {
+            let mut alone = vec![r.clone()];
+            alone.extend(
+                self.rules
+                    .iter()
+                    .skip(i + 1)
+                    .filter(|o| same_set(o, r) && is_lift(o))
+                    .cloned(),
+            );
+            if r.default {
+                alone.extend(exempt.iter().cloned());
+            }
+            Rules::build(alone, fold).is_ok_and(|alone| alone.effect_at(path, is_dir) == effect)
+        };
+        let candidates = |default: bool| {
+            self.rules.iter().enumerate().find(|(i, r)| {
+                r.effect == effect && r.default == default && !is_lift(r) && decides(*i, r)
+            })
+        };
+        let found = match effect {
+            Effect::Hidden => candidates(false),
+            Effect::ReadOnly => candidates(false).or_else(|| candidates(true)),
+            Effect::None => None,
+        };
+        if let Some((_, r)) = found {
+            return Some(r.why());
+        }
+        let git = self.git.protecting(path, is_dir, fold)?;
+        Some(Why {
+            id: "git".to_owned(),
+            pattern: git.path,
+            source: git.source,
+            agent: "built-in rule: a path git runs or obeys".to_owned(),
+            effect: Effect::ReadOnly,
+        })
+    }
+}
+
+/// Whether two rules' globs join the same set.
+fn same_set(a: &Rule, b: &Rule) -> bool {
+    a.effect == b.effect && (a.effect != Effect::ReadOnly || a.default == b.default)
+}
+
+/// Whether a rule is a `!` glob line (it lifts, never decides).
+fn is_lift(r: &Rule) -> bool {
+    matches!(&r.matcher, super::Matcher::Glob(g) if g.starts_with('!'))
+}
