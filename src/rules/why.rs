@@ -182,3 +182,60 @@ fn same_set(a: &Rule, b: &Rule) -> bool {
 fn is_lift(r: &Rule) -> bool {
     matches!(&r.matcher, super::Matcher::Glob(g) if g.starts_with('!'))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::{Spec, build};
+    use super::*;
+
+    fn rules(spec: &Spec) -> Rules {
+        Rules::new(build(spec).expect("rules").rules).expect("compile")
+    }
+
+    fn pattern(r: &Rules, path: &str) -> Option<String> {
+        r.why(path, Some(false)).map(|w| w.pattern)
+    }
+
+    /// The rule named is one that gives the effect: a `!` line after a
+    /// glob lifts it, a later rule of the same set can decide instead.
+    #[test]
+    fn the_rule_named_is_the_one_that_decides() {
+        let r = rules(&Spec {
+            hide: vec![".env*".into(), "!.env.example".into(), "secrets".into()],
+            read_only: vec!["docs/**".into()],
+            no_default: true,
+            ..Spec::default()
+        });
+        assert_eq!(pattern(&r, ".env.local").as_deref(), Some(".env*"));
+        assert_eq!(pattern(&r, ".env.example"), None);
+        assert_eq!(pattern(&r, "secrets/a/b").as_deref(), Some("secrets"));
+        assert_eq!(pattern(&r, "docs/secrets").as_deref(), Some("secrets"));
+        let w = r.why("docs/a.md", Some(false)).expect("read-only");
+        assert_eq!(w.for_agent(), Some("rule --read-only-path 'docs/**'"));
+        let hidden = r.why("secrets", Some(true)).expect("hidden");
+        assert_eq!(
+            hidden.for_agent(),
+            None,
+            "a hidden path's rule is never named"
+        );
+    }
+
+    /// A built-in protection lifted by an exemption is not named; one
+    /// beneath it that holds again is.
+    #[test]
+    fn a_built_in_rule_is_named_where_it_holds() {
+        let r = rules(&Spec::default());
+        assert_eq!(
+            pattern(&r, ".claude/settings.json").as_deref(),
+            Some(".claude")
+        );
+        assert_eq!(pattern(&r, ".claude/skills/x.md"), None);
+        assert_eq!(
+            pattern(&r, ".claude/skills/s/.git/config").as_deref(),
+            Some(".git")
+        );
+        let w = r.why(".git/config", Some(false)).expect("read-only");
+        assert_eq!((w.id.as_str(), w.source.as_str()), ("default", "built-in"));
+        assert_eq!(w.for_agent(), Some("built-in rule '.git'"));
+    }
+}
