@@ -1,15 +1,18 @@
 //! Which rule decides a path's effect, and the names a rule goes by in
 //! messages.
 //!
-//! Owns: [`Rules::why`], asked only when a call is refused (a cold path:
-//! it compiles the candidate rules one at a time, so that the effect
-//! check itself carries no rule identity), and the names: [`Rule::label`]
+//! Owns: [`Rules::why`], asked only when a call is refused, so that the
+//! effect check itself carries no rule identity (it asks the compiled sets
+//! again, which glob matched, and compiles the built-in rules one at a
+//! time), and the names: [`Rule::label`]
 //! for startup messages, [`Why`] for the operator's log line and, for a
 //! read-only path only, the agent's reply ([`Why::for_agent`]). A hidden
 //! path's rule is never named to the agent: its reply is a missing path's.
 //! May touch: the log (one `info` line per refusal, [`Why::log`]).
 
-use super::{Effect, Rule, Rules};
+use ignore::Match;
+
+use super::{Effect, Matcher, Rule, Rules};
 
 /// The rule that decides a path's effect.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +104,7 @@ impl Rules {
     /// The rule that gives the canonical in-root `path` its effect
     /// ([`Rules::effect`]; `is_dir` as there), or `None` when no rule
     /// applies. Asked when a call is refused, never on the way to the
-    /// answer: it compiles each candidate rule alone.
+    /// answer (see the module doc for its cost).
     pub fn why(&self, path: &str, is_dir: Option<bool>) -> Option<Why> {
         let effect = self.effect(path, is_dir);
         if effect == Effect::None {
@@ -126,43 +129,18 @@ impl Rules {
 
     /// [`Rules::why`] for this directory's own rules, on `path` alone.
     fn why_at(&self, path: &str, is_dir: Option<bool>, effect: Effect) -> Option<Why> {
-        let fold = self.case_insensitive;
-        let exempt: Vec<Rule> = self
-            .rules
-            .iter()
-            .filter(|r| r.effect == Effect::None)
-            .cloned()
-            .collect();
-        // A rule decides when it alone (with the `!` lines after it in its
-        // set, and for a built-in one the exemptions) gives the effect.
-        let decides = |i: usize, r: &Rule| {
-            let mut alone = vec![r.clone()];
-            alone.extend(
-                self.rules
-                    .iter()
-                    .skip(i + 1)
-                    .filter(|o| same_set(o, r) && is_lift(o))
-                    .cloned(),
-            );
-            if r.default {
-                alone.extend(exempt.iter().cloned());
-            }
-            Rules::build(alone, fold).is_ok_and(|alone| alone.effect_at(path, is_dir) == effect)
-        };
-        let candidates = |default: bool| {
-            self.rules.iter().enumerate().find(|(i, r)| {
-                r.effect == effect && r.default == default && !is_lift(r) && decides(*i, r)
-            })
-        };
+        let own = |r: &Rule| r.effect == effect && !r.default;
         let found = match effect {
-            Effect::Hidden => candidates(false),
-            Effect::ReadOnly => candidates(false).or_else(|| candidates(true)),
+            Effect::Hidden => self.matched_in(&self.hide, path, is_dir, own),
+            Effect::ReadOnly => self
+                .matched_in(&self.read_only_own, path, is_dir, own)
+                .or_else(|| self.built_in(path, is_dir)),
             Effect::None => None,
         };
-        if let Some((_, r)) = found {
+        if let Some(r) = found {
             return Some(r.why());
         }
-        let git = self.git.protecting(path, is_dir, fold)?;
+        let git = self.git.protecting(path, is_dir, self.case_insensitive)?;
         Some(Why {
             id: "git".to_owned(),
             pattern: git.path,
@@ -171,16 +149,72 @@ impl Rules {
             effect: Effect::ReadOnly,
         })
     }
-}
 
-/// Whether two rules' globs join the same set.
-fn same_set(a: &Rule, b: &Rule) -> bool {
-    a.effect == b.effect && (a.effect != Effect::ReadOnly || a.default == b.default)
+    /// The rule of `set` (its rules: those `of_set` takes) that matches
+    /// `path` or the first of its leading directories it matches, as
+    /// [`Set::covers`] matches them: a glob by the set's compiled globs
+    /// (which weigh the `!` lines), another matcher alone.
+    fn matched_in(
+        &self,
+        set: &super::Set,
+        path: &str,
+        is_dir: Option<bool>,
+        of_set: impl Fn(&Rule) -> bool,
+    ) -> Option<&Rule> {
+        let fold = self.case_insensitive;
+        let globs = set.globs.get().and_then(Result::ok);
+        let mut probes: Vec<(&str, bool)> = path
+            .match_indices('/')
+            .map(|(i, _)| (&path[..i], true))
+            .collect();
+        match is_dir {
+            Some(d) => probes.push((path, d)),
+            None => probes.extend([(path, false), (path, true)]),
+        }
+        probes.into_iter().find_map(|(p, d)| {
+            if let Some(Match::Ignore(glob)) = globs.map(|g| g.matched(p, d)) {
+                let line = glob.original();
+                let r = self
+                    .rules
+                    .iter()
+                    .find(|r| of_set(r) && matches!(&r.matcher, Matcher::Glob(g) if g == line));
+                if r.is_some() {
+                    return r;
+                }
+            }
+            self.rules.iter().find(|r| {
+                of_set(r)
+                    && !matches!(r.matcher, Matcher::Glob(_))
+                    && super::other_matches(&r.matcher, p, fold)
+            })
+        })
+    }
+
+    /// The built-in rule that protects `path` once the exemptions are
+    /// weighed: each alone, with the exemptions, is compiled and asked (a
+    /// few dozen small sets, on a refusal only).
+    fn built_in(&self, path: &str, is_dir: Option<bool>) -> Option<&Rule> {
+        let exempt: Vec<Rule> = self
+            .rules
+            .iter()
+            .filter(|r| r.effect == Effect::None)
+            .cloned()
+            .collect();
+        self.rules
+            .iter()
+            .filter(|r| r.default && r.effect == Effect::ReadOnly && !is_lift(r))
+            .find(|r| {
+                let mut alone = vec![(*r).clone()];
+                alone.extend(exempt.iter().cloned());
+                Rules::build(alone, self.case_insensitive)
+                    .is_ok_and(|a| a.effect_at(path, is_dir) == Effect::ReadOnly)
+            })
+    }
 }
 
 /// Whether a rule is a `!` glob line (it lifts, never decides).
 fn is_lift(r: &Rule) -> bool {
-    matches!(&r.matcher, super::Matcher::Glob(g) if g.starts_with('!'))
+    matches!(&r.matcher, Matcher::Glob(g) if g.starts_with('!'))
 }
 
 #[cfg(test)]
