@@ -152,7 +152,7 @@ impl Rules {
 
     /// The rule of `set` (its rules: those `of_set` takes) that matches
     /// `path` or the first of its leading directories it matches, as
-    /// [`Set::covers`] matches them: a glob by the set's compiled globs
+    /// `Set::covers` matches them: a glob by the set's compiled globs
     /// (which weigh the `!` lines), another matcher alone.
     fn matched_in(
         &self,
