@@ -47,11 +47,19 @@ pub enum Error {
         path: String,
     },
     /// A path rule makes the path read-only: nothing may write, create,
-    /// move or remove it.
-    #[error("Access denied - path is read-only (protected by the server's path rules): {path}")]
+    /// move or remove it. The text names the rule after the path, `(rule
+    /// "lock" from the rules file)`: the agent knows the path exists.
+    #[error(
+        "Access denied - path is read-only (protected by the server's path rules): {path}{}",
+        by_rule(.rule.as_deref())
+    )]
     Protected {
         /// The path as the client gave it.
         path: String,
+        /// The rule that makes it read-only (the operator's log names it
+        /// too); `None` when none is known or the path is hidden (a hidden
+        /// path's rule is never named to the agent).
+        rule: Option<Box<crate::rules::Why>>,
     },
     /// A move would carry paths out from under the rules that protect or
     /// hide them (or bring them under other ones).
@@ -497,6 +505,14 @@ pub enum Error {
         /// The error kind, no host paths.
         kind: String,
     },
+}
+
+/// ` (rule "lock" from the rules file)`: how a read-only refusal names
+/// its rule ([`crate::rules::Why::for_agent`]), or nothing.
+fn by_rule(rule: Option<&crate::rules::Why>) -> String {
+    rule.and_then(crate::rules::Why::for_agent)
+        .map(|name| format!(" ({name})"))
+        .unwrap_or_default()
 }
 
 impl Error {

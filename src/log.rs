@@ -28,7 +28,7 @@ use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::cli::LogLevel;
@@ -73,6 +73,10 @@ macro_rules! out {
     ($($arg:tt)*) => { $crate::log::out_line(format_args!($($arg)*)) };
 }
 
+/// The span a tool call runs in (`src/mcp/call.rs`): its fields (`tool`,
+/// `id`) end every line logged in it, as other lines name a call.
+pub const CALL_SPAN: &str = "call";
+
 /// The one line format.
 struct Line;
 
@@ -96,6 +100,18 @@ where
         };
         write!(writer, "tuls: {level}: ")?;
         ctx.field_format().format_fields(writer.by_ref(), event)?;
+        // The call the line belongs to, named by its span's fields.
+        for span in ctx.event_scope().into_iter().flat_map(|s| s.from_root()) {
+            if span.name() != CALL_SPAN {
+                continue;
+            }
+            let ext = span.extensions();
+            if let Some(fields) = ext.get::<FormattedFields<N>>()
+                && !fields.is_empty()
+            {
+                write!(writer, " {fields}")?;
+            }
+        }
         writeln!(writer)
     }
 }

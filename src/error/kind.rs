@@ -144,7 +144,13 @@ mod tests {
             ),
             (Error::WindowsPath { path: p() }, K::Escape),
             (Error::RootMoved { path: p() }, K::Refused),
-            (Error::Protected { path: p() }, K::Refused),
+            (
+                Error::Protected {
+                    path: p(),
+                    rule: None,
+                },
+                K::Refused,
+            ),
             (Error::MoveChangesRules { from: p(), to: p() }, K::Refused),
             (
                 Error::NotARegularFile {

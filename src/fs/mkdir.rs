@@ -39,11 +39,7 @@ fn create_walked(t: &Target, rec: &dyn Recorder) -> Result<()> {
     let mkdir = |e: std::io::Error| Error::io("mkdir", given, &e);
     match w.effect {
         Effect::Hidden => return Err(Error::io("mkdir", given, &Errno::NOENT.into())),
-        Effect::ReadOnly => {
-            return Err(Error::Protected {
-                path: given.to_owned(),
-            });
-        }
+        Effect::ReadOnly => return Err(t.protected()),
         Effect::None => {}
     }
     if w.held.is_some() {
@@ -85,10 +81,17 @@ fn create_walked(t: &Target, rec: &dyn Recorder) -> Result<()> {
         path.push_str(name);
         match t.root.rules.effect(&path, Some(true)) {
             Effect::None => {}
-            Effect::Hidden => return Err(Error::io("mkdir", given, &Errno::NOENT.into())),
+            Effect::Hidden => {
+                if let Some(why) = t.root.rules.why(&path, Some(true)) {
+                    why.log(given);
+                }
+                return Err(Error::io("mkdir", given, &Errno::NOENT.into()));
+            }
             Effect::ReadOnly => {
+                let rule = t.root.rules.why(&path, Some(true));
                 return Err(Error::Protected {
                     path: given.to_owned(),
+                    rule: rule.filter(|w| w.effect == Effect::ReadOnly).map(Box::new),
                 });
             }
         }

@@ -195,9 +195,7 @@ pub fn check_move(s: &Target, d: &Target, sdir: &Dir, leaf: &str, budget: usize)
     }
     for (t, w) in [(s, sw), (d, dw)] {
         if w.effect != Effect::None {
-            return Err(Error::Protected {
-                path: t.given.clone(),
-            });
+            return Err(t.protected());
         }
     }
     let is_dir = sdir

@@ -229,6 +229,13 @@ impl Snapshot {
             t.root.rules.git().refresh();
         }
         walk(&mut t, last)?;
+        // A hidden path reads as missing to the agent; the operator's log
+        // names the rule.
+        if t.resolved.effect == crate::rules::Effect::Hidden
+            && let Some(why) = t.why()
+        {
+            why.log(&t.given);
+        }
         if noted {
             self.recorder
                 .resolved(&t.root.place(&t.resolved.local, &t.given));

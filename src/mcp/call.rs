@@ -388,8 +388,12 @@ impl InFlight {
         server.workers().spawn(move || self.run(admitted));
     }
 
-    /// On a worker: runs the tool and queues the reply.
+    /// On a worker: runs the tool and queues the reply. What is logged
+    /// meanwhile on this thread names the call (`tool`, `id`: the span's
+    /// fields, which `crate::log` writes after each line's own).
     fn run(mut self, admitted: Result<Option<Reservation>, Error>) {
+        let span = tracing::info_span!(crate::log::CALL_SPAN, tool = self.tool.name, id = %self.id);
+        let _in_call = span.enter();
         let (result, reservation) = match admitted {
             Ok(reservation) => {
                 let progress = self.progress.clone().map(|token| self.progress_sink(token));

@@ -9,7 +9,8 @@
 //! fuzz targets) add it with [`with_structured_content`].
 //! Every failed call is logged here, once, with its [`ErrorKind`]: `warn`
 //! for [`ErrorKind::Internal`] (the operator should look), `debug` for the
-//! rest (the client's doing, answered in the reply).
+//! rest (the client's doing, answered in the reply); a read-only refusal
+//! also at `info`, naming its rule.
 //! May touch: the log (no other I/O).
 
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -42,6 +43,15 @@ pub fn tool_result(result: Result<Output, Error>) -> CallToolResult {
         }
         Err(e) => {
             let text = e.to_string();
+            // The operator's log names the rule of a read-only refusal (a
+            // hidden path's is logged where it resolves: src/fs/scope.rs).
+            if let Error::Protected {
+                path,
+                rule: Some(why),
+            } = &e
+            {
+                why.log(path);
+            }
             log_failure(e.kind(), &text);
             CallToolResult::error(vec![ContentBlock::text(text)])
         }

@@ -276,7 +276,7 @@ impl Server {
                 (journal, &result)
         {
             let path = match e {
-                Error::Protected { path } => path.clone(),
+                Error::Protected { path, .. } => path.clone(),
                 Error::MoveChangesRules { from, to } => format!("{from} -> {to}"),
                 _ => String::new(),
             };

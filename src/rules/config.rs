@@ -115,6 +115,7 @@ fn glob_rule(
         matcher: Matcher::Glob(pattern.to_owned()),
         effect,
         default,
+        position: None,
     })
 }
 
@@ -141,13 +142,6 @@ fn check_glob(id: &str, pattern: &str, parse: bool) -> Result<(), String> {
     b.add_line(None, pattern)
         .map_err(|e| format!("rule '{id}': bad pattern '{pattern}': {e}"))?;
     Ok(())
-}
-
-/// The rules file: `{"rules": [...]}`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    rules: Vec<FileRule>,
 }
 
 /// One rule of the rules file, in the vocabulary agent hosts store.
@@ -193,42 +187,144 @@ enum Operation {
     Delegate,
 }
 
+/// The shape a rules file must have, for messages.
+const SHAPE: &str =
+    r#"{"rules": [{"id": ..., "pattern": ..., "match": ..., "operations": [...]}, ...]}"#;
+
+/// What a JSON value is, in words.
+fn what(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// The rules of a rules file's bytes, each as JSON, or why the file does
+/// not have the shape [`SHAPE`].
+fn file_rules(bytes: &[u8]) -> Result<Vec<serde_json::Value>, String> {
+    let top: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| format!("not JSON ({e}); a rules file is JSON: {SHAPE}"))?;
+    let mut top = match top {
+        serde_json::Value::Object(o) => o,
+        serde_json::Value::Array(_) => {
+            return Err(format!(
+                "the file is a list of rules; they go in an object's \"rules\" field: {SHAPE}"
+            ));
+        }
+        other => {
+            return Err(format!(
+                "the file is {}; a rules file is an object: {SHAPE}",
+                what(&other)
+            ));
+        }
+    };
+    if let Some(k) = top.keys().find(|k| *k != "rules") {
+        return Err(format!(
+            "unknown top-level field '{k}' (a rules file has only \"rules\"): {SHAPE}"
+        ));
+    }
+    match top.remove("rules") {
+        Some(serde_json::Value::Array(rules)) => Ok(rules),
+        Some(other) => Err(format!(
+            "\"rules\" is {}; it must be a list of rules: {SHAPE}",
+            what(&other)
+        )),
+        None => Err(format!("no \"rules\" field: {SHAPE}")),
+    }
+}
+
+/// One rule of the file from its JSON, or why not, naming the field
+/// where one field is at fault.
+fn file_rule(v: serde_json::Value) -> Result<FileRule, (Option<&'static str>, String)> {
+    if !v.is_object() {
+        return Err((None, format!("a rule is an object, not {}", what(&v))));
+    }
+    FileRule::deserialize(&v).map_err(|e| {
+        // serde names a missing or unknown field itself; a bad value is
+        // traced to its field by reading each field alone.
+        let field = [
+            ("id", field_ok::<String>(&v, "id")),
+            ("enabled", field_ok::<bool>(&v, "enabled")),
+            ("type", field_ok::<Option<String>>(&v, "type")),
+            ("pattern", field_ok::<String>(&v, "pattern")),
+            ("match", field_ok::<Method>(&v, "match")),
+            ("operations", field_ok::<Vec<Operation>>(&v, "operations")),
+            ("reason", field_ok::<Option<String>>(&v, "reason")),
+        ]
+        .into_iter()
+        .find_map(|(name, ok)| (!ok).then_some(name));
+        (field, e.to_string())
+    })
+}
+
+/// Whether `v`'s field `name`, when present, reads as a `T`.
+fn field_ok<T: serde::de::DeserializeOwned>(v: &serde_json::Value, name: &str) -> bool {
+    v.get(name)
+        .is_none_or(|f| T::deserialize(f.clone()).is_ok())
+}
+
 /// Parses and validates a rules file's bytes; `name` is its path, for
-/// messages and `--print-config`.
+/// messages and `--print-config`. An error names the rule by its place in
+/// the file (from 1), its id and the field at fault.
 pub fn parse_file(name: &str, bytes: &[u8]) -> Result<(Vec<Rule>, Vec<String>), String> {
-    let file: File = serde_json::from_slice(bytes)
-        .map_err(|e| format!("rules file '{name}': {e} (nothing was loaded)"))?;
+    let file =
+        file_rules(bytes).map_err(|e| format!("rules file '{name}': {e} (nothing was loaded)"))?;
     let mut rules = Vec::new();
     let mut notes = Vec::new();
-    let mut ids = std::collections::HashSet::new();
-    for (i, r) in file.rules.iter().enumerate() {
-        let id = if r.id.trim().is_empty() {
-            return Err(format!(
-                "rules file '{name}': rule #{} has an empty id",
-                i + 1
-            ));
-        } else {
-            r.id.as_str()
+    let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, v) in file.into_iter().enumerate() {
+        let n = i + 1;
+        let id_of = v.get("id").and_then(|id| id.as_str()).map(str::to_owned);
+        let r = file_rule(v).map_err(|(field, why)| {
+            let who = match (&id_of, field) {
+                (Some(id), Some(f)) => format!("rule #{n} (id '{id}'), field '{f}'"),
+                (Some(id), None) => format!("rule #{n} (id '{id}')"),
+                (None, Some(f)) => format!("rule #{n} (no id), field '{f}'"),
+                (None, None) if why.starts_with("a rule is") => format!("rule #{n}"),
+                (None, None) => format!("rule #{n} (no id)"),
+            };
+            format!("rules file '{name}': {who}: {why}")
+        })?;
+        let id = r.id.as_str();
+        let at = |field: &str, why: String| {
+            format!("rules file '{name}': rule #{n} (id '{id}'), field '{field}': {why}")
         };
-        let at = |why: String| format!("rules file '{name}': rule '{id}': {why}");
-        if !ids.insert(id) {
-            return Err(at("the id is used twice".to_owned()));
+        if id.trim().is_empty() {
+            return Err(format!(
+                "rules file '{name}': rule #{n}, field 'id': the id is empty"
+            ));
+        }
+        if let Some(first) = ids.insert(id.to_owned(), n) {
+            return Err(at(
+                "id",
+                format!("the id is used twice (also by rule #{first})"),
+            ));
         }
         if let Some(reason) = &r.reason
             && reason.len() > MAX_PATTERN_BYTES
         {
-            return Err(at("reason longer than the pattern limit".to_owned()));
+            return Err(at("reason", "longer than the pattern limit".to_owned()));
         }
+        let label = format!("rules file '{name}': rule #{n} (id '{id}')");
         match r.kind.as_deref() {
             None | Some("path") => {}
             Some("command") => {
-                notes.push(format!("rule '{id}': a command rule; skipped (not a path)"));
+                notes.push(format!("{label}: a command rule; skipped (not a path)"));
                 continue;
             }
-            Some(other) => return Err(at(format!("unknown type '{other}' (path or command)"))),
+            Some(other) => {
+                return Err(at(
+                    "type",
+                    format!("unknown type '{other}' (path or command)"),
+                ));
+            }
         }
         if r.operations.is_empty() {
-            return Err(at("no operations".to_owned()));
+            return Err(at("operations", "no operations".to_owned()));
         }
         let effect = if r.operations.contains(&Operation::Read) {
             Effect::Hidden
@@ -241,17 +337,17 @@ pub fn parse_file(name: &str, bytes: &[u8]) -> Result<(Vec<Rule>, Vec<String>), 
         } else {
             Effect::None
         };
-        let matcher = matcher(r.method, &r.pattern).map_err(at)?;
+        let matcher = matcher(r.method, &r.pattern).map_err(|e| at("pattern", e))?;
         if r.operations
             .iter()
             .any(|o| matches!(o, Operation::Execute | Operation::Delegate))
         {
             notes.push(format!(
-                "rule '{id}': operations execute/delegate are not a filesystem server's to enforce; skipped"
+                "{label}: operations execute/delegate are not a filesystem server's to enforce; skipped"
             ));
         }
         if !r.enabled {
-            notes.push(format!("rule '{id}': disabled; skipped"));
+            notes.push(format!("{label}: disabled; skipped"));
             continue;
         }
         if effect == Effect::None {
@@ -264,6 +360,7 @@ pub fn parse_file(name: &str, bytes: &[u8]) -> Result<(Vec<Rule>, Vec<String>), 
             matcher,
             effect,
             default: false,
+            position: Some(n),
         });
     }
     Ok((rules, notes))
@@ -302,6 +399,12 @@ fn matcher(method: Method, pattern: &str) -> Result<Matcher, String> {
             if pattern.is_empty() {
                 return Err("empty pattern".to_owned());
             }
+            if pattern.contains("//") {
+                return Err(format!(
+                    "'{pattern}' can never match: a path is matched in its canonical form, \
+                     which has no '//'"
+                ));
+            }
             Matcher::Contains(pattern.to_owned())
         }
         Method::Regex => {
@@ -316,7 +419,7 @@ fn matcher(method: Method, pattern: &str) -> Result<Matcher, String> {
                         .dfa_size_limit(Some(MAX_REGEX_COMPILED_BYTES)),
                 )
                 .build(pattern)
-                .map_err(|e| format!("bad regex '{pattern}': {e}"))?;
+                .map_err(|e| regex_error(pattern, &e))?;
             if super::lint::regex_never_matches(pattern, super::FOLD_CASE) {
                 return Err(format!(
                     "regex '{pattern}' can never match: a path is matched with a leading '/' \
@@ -326,6 +429,27 @@ fn matcher(method: Method, pattern: &str) -> Result<Matcher, String> {
             Matcher::Regex(Box::new(r))
         }
     })
+}
+
+/// Why a regex did not compile, in one line: the parser's own words
+/// (`unclosed group`), or the size bound it passes (never the library's
+/// "error parsing pattern 0").
+fn regex_error(pattern: &str, e: &regex_automata::meta::BuildError) -> String {
+    if let Some(syntax) = e.syntax_error() {
+        let text = syntax.to_string();
+        let why = text
+            .lines()
+            .find_map(|l| l.strip_prefix("error: "))
+            .unwrap_or(text.as_str());
+        return format!("bad regex '{pattern}': {why}");
+    }
+    if e.size_limit().is_some() {
+        return format!(
+            "regex '{pattern}' compiles to more than {MAX_REGEX_COMPILED_BYTES} bytes; \
+             use a shorter pattern (fewer alternatives or smaller repetitions)"
+        );
+    }
+    format!("bad regex '{pattern}': {e}")
 }
 
 /// The rule for a `--read-only-dir` at `rel` beneath one root ("" when the
@@ -346,6 +470,7 @@ pub fn read_only_dir(given: &str, rel: &str) -> Rule {
         },
         effect: Effect::ReadOnly,
         default: false,
+        position: None,
     }
 }
 

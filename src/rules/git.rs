@@ -66,18 +66,23 @@ impl GitPaths {
 
     /// The rules covering `path`, with where each one's path ends in it.
     fn covering<'a>(&'a self, path: &'a str, fold: bool) -> impl Iterator<Item = usize> + 'a {
-        self.rules.iter().filter_map(move |r| {
-            let n = r.path.len();
-            let head = path.get(..n)?;
-            let same = if fold {
-                head.eq_ignore_ascii_case(&r.path)
-            } else {
-                head == r.path
-            };
-            let ends = path.len() == n;
-            let beneath = r.whole && (n == 0 || path.as_bytes().get(n) == Some(&b'/'));
-            (same && (ends || beneath)).then_some(n)
-        })
+        self.rules.iter().filter_map(move |r| r.covers(path, fold))
+    }
+}
+
+impl GitRule {
+    /// Where this rule's path ends in `path`, when it covers it.
+    fn covers(&self, path: &str, fold: bool) -> Option<usize> {
+        let n = self.path.len();
+        let head = path.get(..n)?;
+        let same = if fold {
+            head.eq_ignore_ascii_case(&self.path)
+        } else {
+            head == self.path
+        };
+        let ends = path.len() == n;
+        let beneath = self.whole && (n == 0 || path.as_bytes().get(n) == Some(&b'/'));
+        (same && (ends || beneath)).then_some(n)
     }
 }
 
@@ -196,6 +201,26 @@ impl GitRules {
         paths
             .covering(path, fold)
             .any(|end| allow.is_none_or(|a| !lifted(a, path, end, is_dir)))
+    }
+}
+
+impl GitRules {
+    /// The git path that protects `path` ([`GitRules::protects`]), for
+    /// naming it in a refusal.
+    pub fn protecting(&self, path: &str, is_dir: Option<bool>, fold: bool) -> Option<GitRule> {
+        if !self.any.load(Ordering::Acquire) {
+            return None;
+        }
+        let paths = self.current();
+        let allow = self.allow.get().and_then(Option::as_ref);
+        paths
+            .rules
+            .iter()
+            .find(|r| {
+                r.covers(path, fold)
+                    .is_some_and(|end| allow.is_none_or(|a| !lifted(a, path, end, is_dir)))
+            })
+            .cloned()
     }
 }
 

@@ -197,26 +197,75 @@ pub(super) fn rules(rules: &[Rule], no_default: bool) -> Result<Vec<String>, Str
             } else {
                 None
             };
+            let who = match rule.position {
+                Some(_) => rule.label(),
+                None => format!("rule '{}'", rule.id),
+            };
             match misplaced {
                 Some(Some(l)) => {
                     return Err(format!(
-                        "rule '{}': '{line}' comes before '{l}', which it would lift: as in \
+                        "{who}: '{line}' comes before '{l}', which it would lift: as in \
                          .gitignore, a '!' line lifts only what the lines before it matched; \
-                         put it after them",
-                        rule.id
+                         put it after them"
                     ));
                 }
                 Some(None) => {
                     return Err(format!(
-                        "rule '{}': '{line}' lifts nothing: no pattern of its kind comes before it",
-                        rule.id
+                        "{who}: '{line}' lifts nothing: no pattern of its kind comes before it"
                     ));
                 }
                 None => {}
             }
         }
     }
-    allow_paths(rules, no_default)
+    let mut warnings = duplicates(rules);
+    warnings.extend(allow_paths(rules, no_default)?);
+    Ok(warnings)
+}
+
+/// What a rule matches, as its set compares it: `exact` and `prefix` are
+/// one matcher there. `None` for the built-in protections (only the
+/// operator's rules are compared) and `--read-only-dir`.
+fn key(r: &Rule) -> Option<(&'static str, &str)> {
+    if r.default && r.effect != Effect::None {
+        return None;
+    }
+    Some(match &r.matcher {
+        Matcher::Glob(g) => ("glob", g.as_str()),
+        Matcher::Exact(p) | Matcher::Prefix(p) => ("path", p.as_str()),
+        Matcher::Contains(p) => ("contains", p.as_str()),
+        Matcher::Regex(_) => ("regex", r.pattern.as_str()),
+        Matcher::All => return None,
+    })
+}
+
+/// Warnings for each rule that does nothing because another matches the
+/// same paths: one of the same effect before it, or a hide rule where it
+/// makes them read-only (hiding wins).
+fn duplicates(rules: &[Rule]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, x) in rules.iter().enumerate() {
+        let Some(kx) = key(x) else { continue };
+        let over = rules.iter().enumerate().find(|&(j, y)| {
+            j != i
+                && key(y) == Some(kx)
+                && ((y.effect == x.effect && j < i)
+                    || (x.effect == Effect::ReadOnly && y.effect == Effect::Hidden))
+        });
+        if let Some((_, y)) = over {
+            let does = match y.effect {
+                Effect::Hidden => "hides the same paths",
+                Effect::ReadOnly => "makes the same paths read-only",
+                Effect::None => "lifts the built-in protections on the same paths",
+            };
+            out.push(format!(
+                "{} does nothing: {} already {does}",
+                x.label(),
+                y.label()
+            ));
+        }
+    }
+    out
 }
 
 /// Warnings for each `--allow-path` that lifts no built-in protection.

@@ -28,6 +28,7 @@ mod lint;
 mod lits;
 mod needles;
 mod quick;
+mod why;
 
 use std::sync::OnceLock;
 
@@ -40,6 +41,7 @@ use needles::Needles;
 use quick::Quick;
 
 pub use hide::{Hide, HideDir};
+pub use why::Why;
 
 /// What the rules make of a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -87,6 +89,8 @@ pub struct Rule {
     pub effect: Effect,
     /// Whether it is a built-in protection that `--allow-path` can lift.
     pub default: bool,
+    /// Its place in the rules file, from 1 (`None`: not from the file).
+    pub position: Option<usize>,
 }
 
 /// The compiled rules of one root.

@@ -27,6 +27,7 @@ fn rule(p: &str, effect: Effect) -> Rule {
         matcher: Matcher::Glob(p.to_owned()),
         effect,
         default: false,
+        position: None,
     }
 }
 

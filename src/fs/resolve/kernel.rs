@@ -42,6 +42,7 @@ pub(super) fn deferred(root: &Arc<Dir>, segs: &[String]) -> Resolved {
         parent_end: (!local.is_empty()).then(|| local.rfind('/').unwrap_or(0)),
         local,
         effect: Effect::None,
+        decided: None,
         void: None,
         via_link: false,
         missing: false,
@@ -116,6 +117,7 @@ pub(super) fn no_symlinks(at: Beneath<'_>, segs: &[String], last: Final) -> Opti
         at.rules.effect(&at.rule_path(&local), kind)
     };
     let hidden = effect == Effect::Hidden;
+    let decided = (effect != Effect::None).then(|| at.rule_path(&local));
     Some(Resolved {
         how: Backend::Walk,
         base,
@@ -124,6 +126,7 @@ pub(super) fn no_symlinks(at: Beneath<'_>, segs: &[String], last: Final) -> Opti
         local,
         parent_end: Some(parent_end),
         effect,
+        decided,
         void: hidden.then_some(Errno::NOENT),
         via_link: false,
         missing,

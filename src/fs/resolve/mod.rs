@@ -87,6 +87,11 @@ pub struct Resolved {
     /// What the rules make of it (from the kernel backend: nothing is
     /// hidden in its root, and read-only changes nothing for a read).
     pub effect: Effect,
+    /// The path the rules matched to give `effect` (beneath the operator's
+    /// root: the canonical one, or another name the walk reached it by),
+    /// to name the rule in a refusal ([`crate::rules::Rules::why`]);
+    /// `None` when no rule applies.
+    pub decided: Option<String>,
     /// Act as if missing, with this errno (a hidden path is `ENOENT`).
     pub void: Option<Errno>,
     /// The final component was reached through a symlink.

@@ -99,6 +99,7 @@ impl<'a> Walk<'a> {
                 local: String::new(),
                 parent_end: None,
                 effect: Effect::None,
+                decided: None,
                 void: None,
                 via_link: false,
                 missing: false,
@@ -181,12 +182,13 @@ impl<'a> Walk<'a> {
         let ft = st.map(|st| FileType::from_raw_mode(st.st_mode));
         let is_dir = ft == Some(FileType::Directory);
         let rules = self.rules();
-        if rules.hides_any() && {
-            let rp = self.at.rule_path(&self.local);
-            rules.hides_entry(&rp, is_dir) || (ft.is_none() && rules.hides_entry(&rp, true))
-        } {
+        let hidden_at = rules.hides_any().then(|| self.at.rule_path(&self.local));
+        if let Some(rp) = hidden_at.filter(|rp| {
+            rules.hides_entry(rp, is_dir) || (ft.is_none() && rules.hides_entry(rp, true))
+        }) {
             let mut out = self.stop(cur, c, end_before, Errno::NOENT);
             out.effect = Effect::Hidden;
+            out.decided = Some(rp);
             // As a missing name: a final one reached through a link is a
             // dangling link.
             out.missing = true;
@@ -304,7 +306,7 @@ impl<'a> Walk<'a> {
                 local.push_str(p);
             }
             out.local = local;
-            out.effect = self.strongest(&out.local, None);
+            (out.effect, out.decided) = self.strongest(&out.local, None);
             if out.effect == Effect::Hidden {
                 out.rel.truncate(1);
             }
@@ -315,12 +317,12 @@ impl<'a> Walk<'a> {
         if out.rel.len() > 1 {
             // Only `.`s follow a name that is not a directory (`f.txt/.`):
             // not a directory, as the kernel would say.
-            out.effect = self.strongest(&out.local, None);
+            (out.effect, out.decided) = self.strongest(&out.local, None);
             out.void = Some(errno);
             return out;
         }
         let kind = if ft.is_none() { None } else { Some(false) };
-        out.effect = self.strongest(&out.local, kind);
+        (out.effect, out.decided) = self.strongest(&out.local, kind);
         if out.effect == Effect::Hidden {
             out.void = Some(Errno::NOENT);
         }
@@ -342,7 +344,7 @@ impl<'a> Walk<'a> {
             let start = if *parent_end == 0 { 0 } else { parent_end + 1 };
             out.rel = vec![out.local.get(start..end).unwrap_or_default().to_owned()];
         }
-        out.effect = self.strongest(&out.local, Some(true));
+        (out.effect, out.decided) = self.strongest(&out.local, Some(true));
         if out.effect == Effect::Hidden {
             out.held = None;
             out.void = Some(Errno::NOENT);
@@ -353,16 +355,25 @@ impl<'a> Walk<'a> {
     /// The strongest effect over the canonical `local` and the other names
     /// the walk reached it by: a protection holds for every name by which a
     /// program that obeys the file reads it (`.git -> store.git` makes
-    /// `store.git/hooks` what git runs as `.git/hooks`).
-    fn strongest(&self, local: &str, kind: Option<bool>) -> Effect {
+    /// `store.git/hooks` what git runs as `.git/hooks`). With it, the name
+    /// that gave it ([`Resolved::decided`]).
+    fn strongest(&self, local: &str, kind: Option<bool>) -> (Effect, Option<String>) {
         let rules = self.rules();
         if rules.is_empty() {
-            return Effect::None;
+            return (Effect::None, None);
         }
-        self.aliases
-            .iter()
-            .map(|a| rules.effect(a, kind))
-            .fold(rules.effect(&self.at.rule_path(local), kind), Effect::max)
+        let canonical = self.at.rule_path(local);
+        let mut best = (rules.effect(&canonical, kind), canonical);
+        for a in &self.aliases {
+            let e = rules.effect(a, kind);
+            if e > best.0 {
+                best = (e, a.clone());
+            }
+        }
+        match best {
+            (Effect::None, _) => (Effect::None, None),
+            (e, at) => (e, Some(at)),
+        }
     }
 }
 

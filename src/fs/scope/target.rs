@@ -148,10 +148,30 @@ impl Target {
         match w.effect {
             Effect::None => Ok(()),
             Effect::Hidden => Err(Error::io(op, &self.given, &rustix::io::Errno::NOENT.into())),
-            Effect::ReadOnly => Err(Error::Protected {
-                path: self.given.clone(),
-            }),
+            Effect::ReadOnly => Err(self.protected()),
         }
+    }
+
+    /// The refusal of a change to this path, which the rules make
+    /// read-only, naming the rule (never one that hides it).
+    pub fn protected(&self) -> Error {
+        let rule = match self.resolved.effect {
+            Effect::ReadOnly => self.why().filter(|w| w.effect == Effect::ReadOnly),
+            _ => None,
+        };
+        Error::Protected {
+            path: self.given.clone(),
+            rule: rule.map(Box::new),
+        }
+    }
+
+    /// The rule that gives this path its effect (for a refusal: the
+    /// operator's log names it), or `None` when no rule applies.
+    pub fn why(&self) -> Option<crate::rules::Why> {
+        let r = &self.resolved;
+        let at = r.decided.as_deref()?;
+        let kind = (!r.missing).then_some(r.is_dir);
+        self.root.rules.why(at, kind)
     }
 
     /// What the resolver made of this path, whichever backend made it.

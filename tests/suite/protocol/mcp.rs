@@ -385,7 +385,8 @@ fn stdout_carries_only_json_rpc() {
 }
 
 /// Every failed call is logged with its kind: `debug` for the client's
-/// doing (escape, arguments, refused, os), `warn` for tuls's own failures.
+/// doing (escape, arguments, refused, os), `warn` for tuls's own failures;
+/// each line names the call (tool and request id).
 #[test]
 fn failed_calls_are_logged_with_their_kind() {
     let env = TestEnv::new();
@@ -402,16 +403,25 @@ fn failed_calls_are_logged_with_their_kind() {
         (json!({"path": "pipe"}), "refused"),
         (json!({"path": "missing.txt"}), "os"),
     ] {
-        let reply = raw_reply(&raw.call_tool("read_text_file", args.clone()));
+        let resp = raw.call_tool("read_text_file", args.clone());
+        let reply = raw_reply(&resp);
         assert!(reply.is_error, "{args}: {}", reply.text);
-        let line = format!("tuls: debug: tool call failed: {} kind={kind}", reply.text);
+        // The line ends with the call it belongs to: tool and request id.
+        let line = format!(
+            "tuls: debug: tool call failed: {} kind={kind} tool=\"read_text_file\" id={}",
+            reply.text, resp["id"]
+        );
         wait_for_log(&raw, &line);
     }
-    let reply = raw_reply(&raw.call_tool("get_file_info", json!({"path": "a.txt"})));
+    let resp = raw.call_tool("get_file_info", json!({"path": "a.txt"}));
+    let reply = raw_reply(&resp);
     assert!(reply.is_error, "{}", reply.text);
     wait_for_log(
         &raw,
-        &format!("tuls: warn: tool call failed: {} kind=internal", reply.text),
+        &format!(
+            "tuls: warn: tool call failed: {} kind=internal tool=\"get_file_info\" id={}",
+            reply.text, resp["id"]
+        ),
     );
     // At the default level, a client's failed call logs nothing.
     let mut quiet = raw_session(&env, &[]);

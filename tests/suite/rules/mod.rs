@@ -10,4 +10,5 @@ mod git;
 mod homes;
 mod links;
 mod nested;
+mod refusals;
 mod twin;
