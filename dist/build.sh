@@ -34,16 +34,22 @@ python3 -m ziglang version >/dev/null 2>&1 || command -v zig >/dev/null || {
     echo "build.sh: zig not found (pip install ziglang)" >&2; exit 1; }
 
 mkdir -p "$out"
+target_args=()
+macos=()
 for t in $targets; do
     rustup target list --installed 2>/dev/null | grep -qx "$t" || rustup target add "$t"
-    echo "==> cargo zigbuild --profile $profile --target $t" >&2
-    macos=()
+    target_args+=(--target "$t")
     case "$t" in *-apple-darwin) macos=("MACOSX_DEPLOYMENT_TARGET=${MACOSX_DEPLOYMENT_TARGET:-11.0}") ;; esac
-    # Stripped by rustc through the linker (zig's), whatever the profile says:
-    # binutils' strip does not know aarch64 and zig's objcopy cannot strip.
-    # For macOS, dist/macho.mjs checks that the code signature matches the stripped file.
-    env "CARGO_PROFILE_$(echo "$profile" | tr a-z- A-Z_)_STRIP=symbols" "${macos[@]}" \
-        cargo zigbuild --locked --profile "$profile" --target "$t" --bin tuls
+done
+# One cargo run for every target: cargo overlaps their builds, so the serial
+# end of one (codegen and link of tuls itself) runs beside the other's.
+echo "==> cargo zigbuild --profile $profile ${target_args[*]}" >&2
+# Stripped by rustc through the linker (zig's), whatever the profile says:
+# binutils' strip does not know aarch64 and zig's objcopy cannot strip.
+# For macOS, dist/macho.mjs checks that the code signature matches the stripped file.
+env "CARGO_PROFILE_$(echo "$profile" | tr a-z- A-Z_)_STRIP=symbols" "${macos[@]}" \
+    cargo zigbuild --locked --profile "$profile" "${target_args[@]}" --bin tuls
+for t in $targets; do
     cp "${CARGO_TARGET_DIR:-target}/$t/$profdir/tuls" "$out/tuls-$t"
     chmod 0755 "$out/tuls-$t"
     case "$t" in

@@ -7,16 +7,17 @@
 // A binary passes when it is a thin 64-bit Mach-O executable (MH_EXECUTE, PIE)
 // for that CPU, started by /usr/lib/dyld through LC_MAIN, built for macOS with a
 // deployment target of at most MIN_MACOS, linked against nothing but the system
-// libraries in SYSTEM_DYLIBS (no @rpath, no Homebrew, no SDK-only library), and
-// carries an ad-hoc code signature whose page hashes match the file (Apple
-// silicon refuses to run an unsigned binary or one changed after signing, as a
-// strip after the link would).
+// libraries in SYSTEM_DYLIBS (no @rpath, no Homebrew, no SDK-only library), and,
+// for arm64, carries an ad-hoc code signature whose page hashes match the file
+// (Apple silicon refuses to run an unsigned arm64 binary or one changed after
+// signing, as a strip after the link would). An x86_64 binary needs none (zig
+// signs only arm64 ones); a signature it does carry must match too.
 import { readFileSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
 
 // Every one ships with macOS (in the dyld shared cache since macOS 11):
-// libSystem is the C library; Rust's std links libiconv, whose stub re-exports
-// libcharset, and zig's linker names that one too.
+// libSystem is the C library; the `libc` crate links libiconv, whose stub
+// re-exports libcharset, and zig's linker names that one too.
 export const SYSTEM_DYLIBS = [
   "/usr/lib/libSystem.B.dylib",
   "/usr/lib/libiconv.2.dylib",
@@ -142,8 +143,9 @@ export function checkMachO(path, arch) {
   if (!info.dylibs.includes("/usr/lib/libSystem.B.dylib")) problems.push("not linked against /usr/lib/libSystem.B.dylib");
   for (const d of info.dylibs) if (!SYSTEM_DYLIBS.includes(d)) problems.push(`linked against ${d}, which is not one of the system libraries ${SYSTEM_DYLIBS.join(", ")}`);
   if (info.rpaths.length) problems.push(`has run paths (LC_RPATH ${info.rpaths.join(", ")})`);
-  if (!sig) problems.push("no code signature (Apple silicon runs signed code only)");
-  else checkSignature(buf, sig[0], sig[1], problems, info);
+  if (sig) checkSignature(buf, sig[0], sig[1], problems, info);
+  else if (arch === "arm64") problems.push("no code signature (Apple silicon runs signed arm64 code only)");
+  else info.signature = null;
   return { problems, info };
 }
 

@@ -98,12 +98,19 @@ for (const b of held) {
   } else if (b.os === "darwin") {
     const { problems, info } = checkMachO(b.path, b.cpu);
     console.log(`# darwin/${b.cpu}: ${JSON.stringify({ ...info, path: undefined })}`);
-    check(`darwin/${b.cpu}: a Mach-O ${b.cpu} executable for macOS ${info.minos}, linked against ${info.dylibs.join(", ")}, its ad-hoc signature matching, mode 755`,
+    check(`darwin/${b.cpu}: a Mach-O ${b.cpu} executable for macOS ${info.minos}, linked against ${info.dylibs.join(", ")}, ${info.signature ? "its ad-hoc signature matching" : "unsigned"}, mode 755`,
       problems.length === 0 && mode === 0o755, problems.join("; ") || `mode ${mode.toString(8)}`);
   } else {
     check(`server/${b.os}: an operating system the bundle knows`, false, b.path);
   }
 }
+
+// docs/packaging.md's table of platforms names exactly the binaries held.
+const doc = readFileSync(join(here, "..", "docs", "packaging.md"), "utf8");
+const table = doc.split("<!-- mcpb:platforms -->")[1]?.split("\n\n")[0] ?? "";
+const documented = [...table.matchAll(/`server\/(\w+)\/tuls-(\w+)`/g)].map((m) => `${m[1]}/${m[2]}`).sort();
+check("docs/packaging.md's platform table names exactly the binaries the bundle holds",
+  JSON.stringify(documented) === JSON.stringify(heldNames), `documented ${documented.join(", ")}`);
 
 // The Mach-O checker itself: a copy changed after signing, or naming a library
 // outside the system, must fail.
@@ -166,6 +173,7 @@ for (const platform of ["darwin", "linux", "win32"]) {
         r.status === 0 && r.stdout === `ran ${platform}/${cpu}: filesystem ${flags}\n`, JSON.stringify(r));
     } else {
       const what = platforms.includes(platform) ? `${platform} on ${cpu}` : "this operating system";
+      if (cpu === "riscv64") console.log(`# ${platform} on ${cpu}: ${r.stderr.trim().replaceAll("\n", "\n#   ")}`);
       check(`${platform} on ${cpu}: refused, no binary (${what})`,
         r.status === 2 && r.stdout === "" && r.stderr.includes(`holds no tuls binary for ${what}`) && r.stderr.includes(heldNames.map((n) => n.replace("/", " ")).join(", ")),
         JSON.stringify(r));
@@ -189,7 +197,7 @@ async function session(readOnly) {
   });
   const label = readOnly ? "read-only" : "read-write";
   check(`${label}: the host builds a command`, config?.command, JSON.stringify(config));
-  console.log(`# ${label}: ${config.command} ${JSON.stringify(config.args)}`);
+  console.log(`# ${label}: ${JSON.stringify(config.env)} ${config.command} ${JSON.stringify(config.args)}`);
   const transport = new StdioClientTransport({ command: config.command, args: config.args, env: config.env, stderr: "pipe" });
   let stderr = "";
   transport.stderr?.on("data", (d) => (stderr += d));

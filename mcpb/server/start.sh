@@ -17,7 +17,7 @@ here=$(dirname "$0")
 os="${TULS_BUNDLE_OS:-}"
 unset TULS_BUNDLE_OS
 cpu=$(uname -m)
-held=$(cd "$here" && for f in */tuls-*; do [ -f "$f" ] && printf ' %s' "$(dirname "$f") $(basename "$f" | sed 's/^tuls-//'),"; done)
+held=$(cd "$here" && for f in */tuls-*; do if [ -f "$f" ]; then printf ' %s %s,' "${f%%/*}" "${f#*/tuls-}"; fi; done)
 held=${held%,}
 none() {
     echo "tuls bundle: this bundle holds no tuls binary for $1; it holds:${held:- nothing}." >&2
