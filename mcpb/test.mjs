@@ -21,7 +21,7 @@ import { getMcpConfigForManifest } from "@anthropic-ai/mcpb";
 import { execFileSync, spawnSync } from "node:child_process";
 import {
   mkdtempSync, mkdirSync, writeFileSync, readFileSync, realpathSync, existsSync, readdirSync, statSync,
-  copyFileSync, chmodSync,
+  copyFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
