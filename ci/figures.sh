@@ -2,8 +2,9 @@
 # Prints the figures that drift with every build, for the tree you have, so
 # that no document has to carry them typed in: the release binary's size, the
 # number of crates it is built from, the size of target/, the static binaries'
-# sizes (if dist/build.sh has run) and, with --clean-build, the wall and CPU
-# time of a release build from scratch (in a scratch target dir; a few minutes).
+# sizes and the macOS binaries' (if dist/build.sh has built them) and, with
+# --clean-build, the wall and CPU time of a release build from scratch (in a
+# scratch target dir; a few minutes).
 #
 #   bash ci/figures.sh                # builds target/release/tuls if needed
 #   bash ci/figures.sh --clean-build  # also times a release build from scratch
@@ -25,7 +26,10 @@ echo "crates compiled for the release binary (cargo tree, host target, tuls incl
 echo "target/ on disk ($target_dir): $(du -sh "$target_dir" 2>/dev/null | cut -f1)"
 
 for f in dist/out/tuls-*; do
-  [ -f "$f" ] && echo "static binary $f: $(mib "$(stat -c %s "$f")")"
+  case "$f" in
+    *-linux-musl) [ -f "$f" ] && echo "static binary $f: $(mib "$(stat -c %s "$f")")" ;;
+    *-apple-darwin) [ -f "$f" ] && echo "macOS binary $f (for the MCP Bundle): $(mib "$(stat -c %s "$f")")" ;;
+  esac
 done
 
 if [ "${1:-}" = "--clean-build" ]; then
