@@ -2,18 +2,22 @@
 //!
 //! Owns: classifying `io::Error`s and writing messages. Messages name the path
 //! as the client gave it and never a resolved or host path: an escape through
-//! `..`, an absolute path, or a symlink to an outside file, directory or
-//! nothing at all all get the same [`Error::OutsideRoots`] text.
+//! `..` or an absolute path gets the reference's [`Error::OutsideRoots`]
+//! text; one through a symlink (to an outside file, directory or nothing at
+//! all) or one the client's roots exclude adds its reason ([`Outside`]),
+//! which names nothing but the path as given.
 //! Also here: [`StartupError`], why startup stopped, with its exit status.
 //! May touch: nothing (no I/O).
 
 mod kind;
 mod name;
 mod os;
+mod outside;
 mod startup;
 
 pub use kind::ErrorKind;
-pub use os::OsPaths;
+pub use os::{OsPaths, ParentMissing};
+pub use outside::Outside;
 pub use startup::StartupError;
 
 /// A failed tool call, worded for the agent.
@@ -21,10 +25,14 @@ pub use startup::StartupError;
 #[non_exhaustive]
 pub enum Error {
     /// The path leads outside every allowed root (`..`, absolute, symlink).
-    #[error("Access denied - path outside allowed directories: {path}")]
+    /// The reference's words, then the reason when there is one to give
+    /// ([`Outside`]).
+    #[error("Access denied - path outside allowed directories: {path}{why}")]
     OutsideRoots {
         /// The path as the client gave it.
         path: String,
+        /// Why, as the resolver found it.
+        why: Outside,
     },
     /// No root is in force: the client's roots left none (every one lies
     /// outside the operator's directories, or `roots/list` failed).
@@ -335,6 +343,15 @@ pub enum Error {
         op: &'static str,
         /// The paths named, as given.
         paths: OsPaths,
+    },
+    /// A directory on the way to the path does not exist, or a path rule
+    /// hides it (which reads the same): the reference 2.3.0's text, with
+    /// the parent as the client gave it. Built only by [`Error::io`], from
+    /// the resolver's [`ParentMissing`].
+    #[error("Parent directory does not exist: {dir}")]
+    ParentMissing {
+        /// The path's parent, as the client gave it.
+        dir: String,
     },
     /// A write onto a file whose permission bits grant no write access.
     #[error(

@@ -65,7 +65,13 @@ pub fn open_regular(io: &Io, t: &Target) -> Result<(File, u64)> {
         Some(_) => t.rel().trim_end_matches('/').to_owned(),
         None => t.rel(),
     };
-    open_regular_at(io, dir, &rel, &t.given, t.walked().is_some())
+    open_regular_at(io, dir, &rel, &t.given, t.walked().is_some()).map_err(|e| match e {
+        // The kernel found nothing: the walk tells a missing parent.
+        Error::Os { code: "ENOENT", .. } if t.walked().is_none() => {
+            t.io_error("open", &std::io::ErrorKind::NotFound.into())
+        }
+        e => e,
+    })
 }
 
 /// [`open_regular`] of the final name `rel` beneath `dir`, for the writer,

@@ -45,6 +45,7 @@ pub(super) fn deferred(root: &Arc<Dir>, segs: &[String]) -> Resolved {
         void: None,
         via_link: false,
         missing: false,
+        parent_missing: false,
         is_dir: false,
     }
 }
@@ -127,6 +128,7 @@ pub(super) fn no_symlinks(at: Beneath<'_>, segs: &[String], last: Final) -> Opti
         void: hidden.then_some(Errno::NOENT),
         via_link: false,
         missing,
+        parent_missing: false,
         is_dir: ft == FileType::Directory,
     })
 }
