@@ -21,7 +21,11 @@ pub enum Outside {
     /// The path as written lies inside a directory the operator serves,
     /// but outside every root the MCP client set for the session
     /// (`roots/list`): the client's roots exclude it.
-    ClientRoots,
+    ClientRoots {
+        /// The tool that lists the directories open to the session (named
+        /// by the tool table, passed in).
+        lister: &'static str,
+    },
     /// The path goes through a symbolic link that is absolute, or whose
     /// target leads outside the allowed directory it lies in (tuls follows
     /// only relative links that stay inside).
@@ -30,14 +34,15 @@ pub enum Outside {
 
 impl fmt::Display for Outside {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Outside::Path => "",
-            Outside::ClientRoots => {
-                ". It lies in a directory this server serves, but the MCP client's roots exclude it: the client set narrower roots for this session. list_allowed_directories shows the directories open to it"
-            }
-            Outside::Link => {
-                ". It goes through a symbolic link that is absolute or leads outside its allowed directory; tuls follows only relative links that stay inside. Use a path inside an allowed directory instead"
-            }
-        })
+        match self {
+            Outside::Path => Ok(()),
+            Outside::ClientRoots { lister } => write!(
+                f,
+                ". It lies in a directory this server serves, but the MCP client's roots exclude it: the client set narrower roots for this session. {lister} shows the directories open to it"
+            ),
+            Outside::Link => f.write_str(
+                ". It goes through a symbolic link that is absolute or leads outside its allowed directory; tuls follows only relative links that stay inside. Use a path inside an allowed directory instead",
+            ),
+        }
     }
 }

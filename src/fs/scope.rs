@@ -64,6 +64,9 @@ pub struct Scope {
     one_call: bool,
     /// Whether the `openat2` probe failed (Linux only).
     openat2_missing: bool,
+    /// The tool that lists the roots in force, for the refusal of a path
+    /// the client's roots exclude ([`Outside::ClientRoots`]).
+    lister: &'static str,
 }
 
 /// The roots in force, and why there are none when there are none.
@@ -78,8 +81,9 @@ struct InForce {
 }
 
 impl Scope {
-    /// A scope over the operator's roots.
-    pub fn new(cli: Vec<Root>, max_path_bytes: usize) -> Self {
+    /// A scope over the operator's roots; `lister` is the tool that lists
+    /// the roots in force (a refusal names it).
+    pub fn new(cli: Vec<Root>, max_path_bytes: usize, lister: &'static str) -> Self {
         let cli: Vec<Arc<Root>> = cli.into_iter().map(Arc::new).collect();
         // Without `openat2` (a kernel before 5.6, an emulator, a seccomp
         // filter; and off Linux, or with the portable backend) cap-std walks
@@ -103,6 +107,7 @@ impl Scope {
             max_path_bytes,
             one_call,
             openat2_missing,
+            lister,
         }
     }
 
@@ -125,6 +130,7 @@ impl Scope {
         Snapshot {
             roots: now.roots,
             operator: now.narrowed.then(|| self.cli.clone()),
+            lister: self.lister,
             why_none: now.why_none,
             max_path_bytes: self.max_path_bytes,
             intent: Intent::Any,
@@ -168,6 +174,8 @@ pub struct Snapshot {
     /// outside `roots` but inside these is one the client's roots exclude
     /// ([`Outside::ClientRoots`]).
     operator: Option<Arc<Vec<Arc<Root>>>>,
+    /// See [`Scope`]'s field of that name.
+    lister: &'static str,
     why_none: Option<Arc<str>>,
     max_path_bytes: usize,
     /// What the call may do through what it resolves.
@@ -241,7 +249,9 @@ impl Snapshot {
             {
                 return Err(Error::OutsideRoots {
                     path: given,
-                    why: Outside::ClientRoots,
+                    why: Outside::ClientRoots {
+                        lister: self.lister,
+                    },
                 });
             }
             r => r?,
