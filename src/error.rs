@@ -144,7 +144,7 @@ pub enum Error {
     },
     /// A line-range read that would scan past [`crate::limits::MAX_LINE_SCAN_BYTES`].
     #[error(
-        "Refusing to scan more than {limit} bytes of '{path}' to reach line {line}; read an earlier range"
+        "Refusing to scan more than {limit} bytes of '{path}' to reach line {line}; read an earlier range, such as offset: 1"
     )]
     LineScanLimit {
         /// The path as given.
@@ -225,13 +225,19 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// A `head`/`tail` that would scan past the read limit.
-    #[error("Refusing to scan more than {limit} bytes of '{path}' for lines; ask for fewer lines")]
+    /// A `head`/`tail` that would scan past the read limit. The text names
+    /// the call that reads those lines anyway: a line range, which streams.
+    #[error(
+        "Refusing to scan more than {limit} bytes of '{path}' for lines; {}",
+        scan_instead(*head)
+    )]
     ScanLimit {
         /// The path as given.
         path: String,
         /// The limit in force.
         limit: u64,
+        /// The `head` asked for (`None`: a `tail`).
+        head: Option<u64>,
     },
     /// `edit_file` on a file that is not UTF-8.
     #[error(
@@ -517,12 +523,38 @@ pub enum Error {
 }
 
 impl Error {
+    /// This error, with `hint` (the call that reads the file in parts) when
+    /// it is [`Error::TooLarge`]: the tool that read knows what works.
+    pub fn too_large_hint(self, hint: &'static str) -> Self {
+        match self {
+            Error::TooLarge {
+                path, size, limit, ..
+            } => Error::TooLarge {
+                path,
+                size,
+                limit,
+                hint,
+            },
+            e => e,
+        }
+    }
+
     /// Whether this is an escape refusal.
     pub fn is_outside(&self) -> bool {
         matches!(
             self,
             Error::OutsideRoots { .. } | Error::NoRootInForce { .. }
         )
+    }
+}
+
+/// What reads the lines a `head` (`Some(n)`) or `tail` could not: a line
+/// range, which streams the file in constant memory and cuts a line too
+/// long for one reply with a cursor to the rest.
+fn scan_instead(head: Option<u64>) -> String {
+    match head {
+        Some(n) => format!("call again with offset: 1 and limit: {n} instead of head, which reads them streaming"),
+        None => "a tail reads no further from the end: read the lines from the start with offset: 1 instead of tail (each cut reply says how to go on)".to_owned(),
     }
 }
 

@@ -292,6 +292,7 @@ mod tests {
                 Error::ScanLimit {
                     path: p(),
                     limit: 1,
+                    head: None,
                 },
                 K::Limit,
             ),

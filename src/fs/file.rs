@@ -24,8 +24,10 @@ use crate::fs::scope::Target;
 use crate::fs::version::{self, Version};
 
 mod part;
+mod rest;
 
-pub use part::{head_of, read_head, read_range, read_tail, tail_of};
+pub use part::{Ranged, head_of, read_head, read_range, read_tail, tail_of};
+pub use rest::{Rest, read_rest};
 
 const CHUNK: usize = 64 * 1024;
 
@@ -224,7 +226,7 @@ fn read_opened(io: &Io, file: File, size: u64, given: &str, limit: u64) -> Resul
         path: given.to_owned(),
         size,
         limit,
-        hint: "; use head or tail to read part of it",
+        hint: "",
     };
     if size > limit {
         return Err(too_large(size));
