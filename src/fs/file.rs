@@ -356,7 +356,7 @@ mod tests {
             };
             let cancel = tokio_util::sync::CancellationToken::new();
             read_range(io, &target(), range, caps, u64::MAX, &cancel, 32 << 20)
-                .map(|((text, _), _)| text.len())
+                .map(|((text, _, _), _)| text.len())
         };
         let readers: [(&str, Reader<'_>); 4] = [
             (
@@ -369,7 +369,7 @@ mod tests {
             ),
             (
                 "tail 0",
-                Box::new(|io| read_tail(io, &target(), 0.0, 32 << 20).map(|s| s.0.len())),
+                Box::new(|io| read_tail(io, &target(), 0.0, 32 << 20).map(|s| s.0.0.len())),
             ),
             ("numbered range", Box::new(numbered)),
         ];

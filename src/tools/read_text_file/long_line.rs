@@ -124,10 +124,8 @@ pub(super) fn continue_line(
             ),
         ),
         // `head` returns its last line without its newline.
-        None if matches!(mode, Mode::Head(_)) => {
-            if text.ends_with('\n') {
-                text.pop();
-            }
+        None if matches!(mode, Mode::Head(_)) && text.ends_with('\n') => {
+            text.pop();
         }
         None => {}
     }
