@@ -175,7 +175,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         (None, None) => {
             let bytes = file::read_all(&ctx.io, &t, limit).map_err(|e| {
                 e.too_large_hint(
-                    "; read it in parts by lines: call again with offset: 1 (and limit: N for N lines); each cut reply says how to go on",
+                    "; call again with offset: 1 (and limit: N for N lines) to read it in parts, whatever its lines, or with head or tail for its first or last lines; each cut reply says how to go on",
                 )
             })?;
             let version = Version::of(&bytes);
