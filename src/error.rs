@@ -2,18 +2,22 @@
 //!
 //! Owns: classifying `io::Error`s and writing messages. Messages name the path
 //! as the client gave it and never a resolved or host path: an escape through
-//! `..`, an absolute path, or a symlink to an outside file, directory or
-//! nothing at all all get the same [`Error::OutsideRoots`] text.
+//! `..` or an absolute path gets the reference's [`Error::OutsideRoots`]
+//! text; one through a symlink (to an outside file, directory or nothing at
+//! all) or one the client's roots exclude adds its reason ([`Outside`]),
+//! which names nothing but the path as given.
 //! Also here: [`StartupError`], why startup stopped, with its exit status.
 //! May touch: nothing (no I/O).
 
 mod kind;
 mod name;
 mod os;
+mod outside;
 mod startup;
 
 pub use kind::ErrorKind;
-pub use os::OsPaths;
+pub use os::{OsPaths, ParentMissing};
+pub use outside::Outside;
 pub use startup::StartupError;
 
 /// A failed tool call, worded for the agent.
@@ -21,10 +25,14 @@ pub use startup::StartupError;
 #[non_exhaustive]
 pub enum Error {
     /// The path leads outside every allowed root (`..`, absolute, symlink).
-    #[error("Access denied - path outside allowed directories: {path}")]
+    /// The reference's words, then the reason when there is one to give
+    /// ([`Outside`]).
+    #[error("Access denied - path outside allowed directories: {path}{why}")]
     OutsideRoots {
         /// The path as the client gave it.
         path: String,
+        /// Why, as the resolver found it.
+        why: Outside,
     },
     /// No root is in force: the client's roots left none (every one lies
     /// outside the operator's directories, or `roots/list` failed).
@@ -144,7 +152,7 @@ pub enum Error {
     },
     /// A line-range read that would scan past [`crate::limits::MAX_LINE_SCAN_BYTES`].
     #[error(
-        "Refusing to scan more than {limit} bytes of '{path}' to reach line {line}; read an earlier range"
+        "Refusing to scan more than {limit} bytes of '{path}' to reach line {line}; read an earlier range, such as offset: 1"
     )]
     LineScanLimit {
         /// The path as given.
@@ -225,13 +233,19 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// A `head`/`tail` that would scan past the read limit.
-    #[error("Refusing to scan more than {limit} bytes of '{path}' for lines; ask for fewer lines")]
+    /// A `head`/`tail` that would scan past the read limit. The text names
+    /// the call that reads those lines anyway: a line range, which streams.
+    #[error(
+        "Refusing to scan more than {limit} bytes of '{path}' for lines; {}",
+        scan_instead(*head)
+    )]
     ScanLimit {
         /// The path as given.
         path: String,
         /// The limit in force.
         limit: u64,
+        /// The `head` asked for (`None`: a `tail`).
+        head: Option<u64>,
     },
     /// `edit_file` on a file that is not UTF-8.
     #[error(
@@ -343,6 +357,15 @@ pub enum Error {
         op: &'static str,
         /// The paths named, as given.
         paths: OsPaths,
+    },
+    /// A directory on the way to the path does not exist, or a path rule
+    /// hides it (which reads the same): the reference 2.3.0's text, with
+    /// the parent as the client gave it. Built only by [`Error::io`], from
+    /// the resolver's [`ParentMissing`].
+    #[error("Parent directory does not exist: {dir}")]
+    ParentMissing {
+        /// The path's parent, as the client gave it.
+        dir: String,
     },
     /// A write onto a file whose permission bits grant no write access.
     #[error(
@@ -516,12 +539,38 @@ fn by_rule(rule: Option<&crate::rules::Why>) -> String {
 }
 
 impl Error {
+    /// This error, with `hint` (the call that reads the file in parts) when
+    /// it is [`Error::TooLarge`]: the tool that read knows what works.
+    pub fn too_large_hint(self, hint: &'static str) -> Self {
+        match self {
+            Error::TooLarge {
+                path, size, limit, ..
+            } => Error::TooLarge {
+                path,
+                size,
+                limit,
+                hint,
+            },
+            e => e,
+        }
+    }
+
     /// Whether this is an escape refusal.
     pub fn is_outside(&self) -> bool {
         matches!(
             self,
             Error::OutsideRoots { .. } | Error::NoRootInForce { .. }
         )
+    }
+}
+
+/// What reads the lines a `head` (`Some(n)`) or `tail` could not: a line
+/// range, which streams the file in constant memory and cuts a line too
+/// long for one reply with a cursor to the rest.
+fn scan_instead(head: Option<u64>) -> String {
+    match head {
+        Some(n) => format!("call again with offset: 1 and limit: {n} instead of head, which reads them streaming"),
+        None => "a tail reads no further from the end: read the lines from the start with offset: 1 instead of tail (each cut reply says how to go on)".to_owned(),
     }
 }
 

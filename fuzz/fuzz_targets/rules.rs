@@ -150,7 +150,11 @@ fn scope(fx: &Fx, hide: u8, ro: u8) -> Arc<Scope> {
                 rules: Arc::new(Rules::new(rules).expect("rules")),
                 prefix: String::new(),
             };
-            Arc::new(Scope::new(vec![root], 4096))
+            Arc::new(Scope::new(
+                vec![root],
+                4096,
+                tuls::tools::list_allowed_directories::TOOL.name,
+            ))
         })
         .clone()
 }

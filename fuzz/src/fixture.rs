@@ -126,7 +126,11 @@ impl Fixture {
         let root_display = r1.display.clone();
         assert_eq!(root_display, path_str(&work.join("alias")));
         assert_eq!(r1.resolved.as_deref(), Some(path_str(&roots[0]).as_str()));
-        let scope = Arc::new(Scope::new(vec![r1, r2], tuls::limits::MAX_PATH_BYTES));
+        let scope = Arc::new(Scope::new(
+            vec![r1, r2],
+            tuls::limits::MAX_PATH_BYTES,
+            tuls::tools::list_allowed_directories::TOOL.name,
+        ));
         let inodes = [tree_inodes(&roots[0]), tree_inodes(&roots[1])];
         // The fixture must bite: followed naively (ambient std::fs), each of
         // these reaches the canary, or the other root.

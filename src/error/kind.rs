@@ -112,7 +112,7 @@ impl Error {
             | Error::VersionMismatch { .. }
             | Error::DirectoryMoved { .. }
             | Error::DestinationExists { .. } => K::Conflict,
-            Error::Os { .. } | Error::Other { .. } => K::Os,
+            Error::Os { .. } | Error::ParentMissing { .. } | Error::Other { .. } => K::Os,
             Error::Cancelled => K::Cancelled,
             Error::Panicked { .. }
             | Error::Internal(_)
@@ -134,7 +134,13 @@ mod tests {
         use ErrorKind as K;
         let p = || "p".to_owned();
         let all = vec![
-            (Error::OutsideRoots { path: p() }, K::Escape),
+            (
+                Error::OutsideRoots {
+                    path: p(),
+                    why: super::super::Outside::Path,
+                },
+                K::Escape,
+            ),
             (
                 Error::NoRootInForce {
                     path: p(),
@@ -292,6 +298,7 @@ mod tests {
                 Error::ScanLimit {
                     path: p(),
                     limit: 1,
+                    head: None,
                 },
                 K::Limit,
             ),
@@ -345,6 +352,7 @@ mod tests {
                 },
                 K::Limit,
             ),
+            (Error::ParentMissing { dir: p() }, K::Os),
         ];
         all
     }
@@ -406,6 +414,7 @@ mod tests {
             Error::JournalUnavailable { .. } => 51,
             Error::JournalNotRecorded { .. } => 52,
             Error::JournalFull { .. } => 53,
+            Error::ParentMissing { .. } => 54,
         }
     }
 
@@ -422,7 +431,7 @@ mod tests {
         }
         // `rank` is exhaustive, so its largest value + 1 is the number of
         // variants: every one is listed above.
-        assert_eq!(all.len(), 54);
+        assert_eq!(all.len(), 55);
     }
 
     #[test]

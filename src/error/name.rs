@@ -15,6 +15,7 @@ impl Error {
     pub fn name(&self) -> &'static str {
         match self {
             Error::OutsideRoots { .. } => "OutsideRoots",
+            Error::ParentMissing { .. } => "ParentMissing",
             Error::NoRootInForce { .. } => "NoRootInForce",
             Error::RootMoved { .. } => "RootMoved",
             Error::Protected { .. } => "Protected",

@@ -10,7 +10,7 @@ use std::io;
 
 use rustix::io::Errno;
 
-use super::Error;
+use super::{Error, Outside};
 
 /// The paths an [`Error::Os`] names after its operation, as given by the
 /// client: none (`read`), one (`open 'a'`) or two (`rename 'a' -> 'b'`).
@@ -47,6 +47,42 @@ impl fmt::Display for OsPaths {
             OsPaths::Two(p, d) => write!(f, " '{p}' -> '{d}'"),
         }
     }
+}
+
+/// What the resolver gives for a path whose parent is missing (a directory
+/// on the way does not exist, or a rule hides it): an `io::Error` of kind
+/// `NotFound` carrying this, which [`Error::io`] words as
+/// [`Error::ParentMissing`]. Code that only asks whether a name is missing
+/// (`ErrorKind::NotFound`) sees a missing name, as before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParentMissing;
+
+impl fmt::Display for ParentMissing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("parent directory does not exist")
+    }
+}
+
+impl std::error::Error for ParentMissing {}
+
+impl ParentMissing {
+    /// The `io::Error` that carries it.
+    pub fn io() -> io::Error {
+        io::Error::new(io::ErrorKind::NotFound, ParentMissing)
+    }
+}
+
+/// The parent of `path` as the client gave it: `path` without its last
+/// component (and the slashes around it). `None` when the last component
+/// is `.` or `..`, or there is no parent to name.
+fn parent_as_given(path: &str) -> Option<String> {
+    let trimmed = path.trim_end_matches('/');
+    let (dir, leaf) = trimmed.rsplit_once('/')?;
+    if leaf.is_empty() || leaf == "." || leaf == ".." {
+        return None;
+    }
+    let dir = dir.trim_end_matches('/');
+    Some(if dir.is_empty() { "/" } else { dir }.to_owned())
 }
 
 /// An errno's code and text as Node words them, for the errnos tuls words.
@@ -96,13 +132,26 @@ impl Error {
     /// Classifies an `io::Error` from an operation `op` on the client path `path`.
     ///
     /// cap-std reports every sandbox escape as `PermissionDenied` with no OS
-    /// error; a genuine `EACCES` carries `raw_os_error() == Some(13)`.
+    /// error; a genuine `EACCES` carries `raw_os_error() == Some(13)`. Such
+    /// an escape went through a symbolic link ([`Outside::Link`]): a path
+    /// whose `..` climbs above its root, or an absolute one under no root,
+    /// is refused by the scope before anything is looked up, so what the
+    /// kernel or cap-std refuses later met a link on the way.
     pub fn io(op: &'static str, path: &str, e: &io::Error) -> Self {
         let Some(raw) = e.raw_os_error() else {
             let path = path.to_owned();
             return match e.kind() {
-                io::ErrorKind::PermissionDenied => Error::OutsideRoots { path },
-                io::ErrorKind::NotFound => Error::os(Errno::NOENT, op, OsPaths::One(path)),
+                io::ErrorKind::PermissionDenied => Error::OutsideRoots {
+                    path,
+                    why: Outside::Link,
+                },
+                io::ErrorKind::NotFound => match e.get_ref().map(|i| i.is::<ParentMissing>()) {
+                    Some(true) => match parent_as_given(&path) {
+                        Some(dir) => Error::ParentMissing { dir },
+                        None => Error::os(Errno::NOENT, op, OsPaths::One(path)),
+                    },
+                    _ => Error::os(Errno::NOENT, op, OsPaths::One(path)),
+                },
                 io::ErrorKind::InvalidInput => Error::InvalidPath {
                     path,
                     reason: "not a usable path",
@@ -190,16 +239,52 @@ mod tests {
         }
     }
 
+    /// A missing parent names the parent as given (2.3.0's text); a path
+    /// whose last component is `.` or `..` keeps the ENOENT text.
+    #[test]
+    fn a_missing_parent_names_the_parent_as_given() {
+        let e = ParentMissing::io();
+        for (path, text) in [
+            ("nope/x.txt", "Parent directory does not exist: nope"),
+            (
+                "/r/a//nope/x/",
+                "Parent directory does not exist: /r/a//nope",
+            ),
+            ("/x", "Parent directory does not exist: /"),
+            (
+                "nope/..",
+                "ENOENT: no such file or directory, open 'nope/..'",
+            ),
+            ("x", "ENOENT: no such file or directory, open 'x'"),
+        ] {
+            assert_eq!(Error::io("open", path, &e).to_string(), text, "{path}");
+        }
+        assert_eq!(
+            Error::io2("rename", "a", "n/b", "n/b", &e).to_string(),
+            "Parent directory does not exist: n"
+        );
+    }
+
     /// A sandbox escape (cap-std's `PermissionDenied` without an errno)
     /// names only the path that escaped, on two-path operations too.
     #[test]
     fn escapes_name_the_path_that_escaped() {
         let e = io::Error::from(io::ErrorKind::PermissionDenied);
-        assert!(Error::io("open", "../x", &e).is_outside());
-        let e = Error::io2("rename", "a", "../b", "../b", &e);
+        assert!(Error::io("open", "l/x", &e).is_outside());
+        // What cap-std refuses went through a link (the scope refuses a
+        // path that is outside as written before any lookup).
+        let e = Error::io2("rename", "a", "l/b", "l/b", &e);
         assert_eq!(
             e.to_string(),
-            "Access denied - path outside allowed directories: ../b"
+            format!(
+                "Access denied - path outside allowed directories: l/b{}",
+                Outside::Link
+            )
+        );
+        assert!(
+            Outside::Link
+                .to_string()
+                .starts_with(". It goes through a symbolic link")
         );
     }
 }

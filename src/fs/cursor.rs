@@ -14,6 +14,11 @@
 //! entry name at a time beneath the start, `O_NOFOLLOW`, under the path
 //! rules (see [`crate::fs::walk::paged`]); a forged position could only name
 //! what the walk itself reaches, and the MAC keeps it from being forged.
+//!
+//! Also here: [`LineCursor`], where a read of one line longer than a reply
+//! goes on (`read_text_file`): a byte offset in the file, sealed and bound
+//! the same way. The continuation reads from that offset through the same
+//! resolver and handle as any read; the MAC keeps the offset one tuls gave.
 //! May touch: the process's randomness, once.
 
 use std::sync::OnceLock;
@@ -39,6 +44,93 @@ pub const FLAG_DEPTH_CUT: u8 = 1;
 /// if it is a directory the walk enters), not at it: a page whose next
 /// entry does not fit a reply on its own skips it this way.
 pub const FLAG_AFTER: u8 = 2;
+
+/// The format's version of a [`LineCursor`] (its first byte): never a walk
+/// cursor's.
+const LINE_VERSION: u8 = 0x4c;
+
+/// Where the rest of a line too long for one reply starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LineCursor {
+    /// A byte offset in the file where decoding starts: the start of the
+    /// line, or of a piece of it already given.
+    pub at: u64,
+    /// Characters after `at` (decoded as the reply decodes them) already
+    /// given: at most one reply's worth.
+    pub skip: u64,
+    /// The line's number (0 when the call does not number lines: `tail`).
+    pub line: u64,
+    /// For `tail`: the lines after this one (what `tail` gives the rest).
+    pub after: u64,
+}
+
+impl LineCursor {
+    /// The token for this position, bound to `bind`.
+    pub fn encode(&self, bind: &Binding) -> Result<String> {
+        let mut payload = Vec::with_capacity(48);
+        payload.push(LINE_VERSION);
+        for v in [self.at, self.skip, self.line, self.after] {
+            put_varint(&mut payload, v);
+        }
+        let tag = mac(key()?, bind, &payload);
+        payload.extend_from_slice(&tag);
+        Ok(URL_SAFE_NO_PAD.encode(payload))
+    }
+
+    /// The position a token names, if it was issued by this process for
+    /// `bind`.
+    pub fn decode(token: &str, bind: &Binding) -> Result<Self> {
+        let payload = unseal(token, bind)?;
+        let bad = || Error::InvalidCursor {
+            reason: "it is not a cursor tuls gave",
+        };
+        let Some((&LINE_VERSION, mut rest)) = payload.split_first() else {
+            return Err(bad());
+        };
+        let mut v = [0u64; 4];
+        for slot in &mut v {
+            let (n, used) = get_varint(rest).ok_or_else(bad)?;
+            *slot = n;
+            rest = rest.get(used..).unwrap_or_default();
+        }
+        if !rest.is_empty() {
+            return Err(bad());
+        }
+        let [at, skip, line, after] = v;
+        Ok(Self {
+            at,
+            skip,
+            line,
+            after,
+        })
+    }
+}
+
+/// The payload of a token sealed for `bind`: refused when it is not one
+/// this process gave for it.
+fn unseal(token: &str, bind: &Binding) -> Result<Vec<u8>> {
+    let bad = |reason: &'static str| Error::InvalidCursor { reason };
+    if token.len() > MAX_CURSOR_CHARS {
+        return Err(bad("it is longer than any cursor tuls gives"));
+    }
+    let mut bytes = URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| bad("it is not a cursor tuls gave"))?;
+    let Some(split) = bytes.len().checked_sub(MAC_BYTES) else {
+        return Err(bad("it is not a cursor tuls gave"));
+    };
+    let tag = bytes.split_off(split);
+    let want = mac(key()?, bind, &bytes);
+    // Not a secret compared in a loop an attacker can time finely, but
+    // compare in constant time anyway.
+    let diff = want.iter().zip(&tag).fold(0u8, |d, (a, b)| d | (a ^ b));
+    if diff != 0 {
+        return Err(bad(
+            "it was not given by this server process for this tool, path and these arguments",
+        ));
+    }
+    Ok(bytes)
+}
 
 /// A walk position.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -155,26 +247,8 @@ impl Cursor {
     /// the MAC already vouches for them.
     pub fn decode(token: &str, bind: &Binding) -> Result<Self> {
         let bad = |reason: &'static str| Error::InvalidCursor { reason };
-        if token.len() > MAX_CURSOR_CHARS {
-            return Err(bad("it is longer than any cursor tuls gives"));
-        }
-        let bytes = URL_SAFE_NO_PAD
-            .decode(token)
-            .map_err(|_| bad("it is not a cursor tuls gave"))?;
-        let Some(split) = bytes.len().checked_sub(MAC_BYTES) else {
-            return Err(bad("it is not a cursor tuls gave"));
-        };
-        let (payload, tag) = bytes.split_at(split);
-        let want = mac(key()?, bind, payload);
-        // Not a secret compared in a loop an attacker can time finely, but
-        // compare in constant time anyway.
-        let diff = want.iter().zip(tag).fold(0u8, |d, (a, b)| d | (a ^ b));
-        if diff != 0 {
-            return Err(bad(
-                "it was not given by this server process for this tool, path and these arguments",
-            ));
-        }
-        let [version, flags, rest @ ..] = payload else {
+        let payload = unseal(token, bind)?;
+        let [version, flags, rest @ ..] = payload.as_slice() else {
             return Err(bad("it is not a cursor tuls gave"));
         };
         if *version != VERSION {
@@ -246,6 +320,25 @@ mod tests {
         for junk in ["", "!!", "AAAA", &"A".repeat(MAX_CURSOR_CHARS + 4)] {
             assert!(Cursor::decode(junk, &bind("x")).is_err());
         }
+    }
+
+    #[test]
+    fn a_line_cursor_comes_back_as_it_went_and_is_no_walk_cursor() {
+        let c = LineCursor {
+            at: 1 << 40,
+            skip: 62_100,
+            line: 7,
+            after: 0,
+        };
+        let t = c.encode(&bind("x")).unwrap();
+        assert_eq!(LineCursor::decode(&t, &bind("x")).unwrap(), c);
+        assert!(LineCursor::decode(&t, &bind("y")).is_err());
+        assert!(Cursor::decode(&t, &bind("x")).is_err());
+        let w = Cursor {
+            rel: b"a".to_vec(),
+            ..Cursor::default()
+        };
+        assert!(LineCursor::decode(&w.encode(&bind("x")).unwrap(), &bind("x")).is_err());
     }
 
     #[test]

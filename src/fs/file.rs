@@ -24,8 +24,10 @@ use crate::fs::scope::Target;
 use crate::fs::version::{self, Version};
 
 mod part;
+mod rest;
 
-pub use part::{head_of, read_head, read_range, read_tail, tail_of};
+pub use part::{Ranged, head_of, read_head, read_range, read_tail, tail_of};
+pub use rest::{Rest, read_rest};
 
 const CHUNK: usize = 64 * 1024;
 
@@ -65,7 +67,13 @@ pub fn open_regular(io: &Io, t: &Target) -> Result<(File, u64)> {
         Some(_) => t.rel().trim_end_matches('/').to_owned(),
         None => t.rel(),
     };
-    open_regular_at(io, dir, &rel, &t.given, t.walked().is_some())
+    open_regular_at(io, dir, &rel, &t.given, t.walked().is_some()).map_err(|e| match e {
+        // The kernel found nothing: the walk tells a missing parent.
+        Error::Os { code: "ENOENT", .. } if t.walked().is_none() => {
+            t.io_error("open", &std::io::ErrorKind::NotFound.into())
+        }
+        e => e,
+    })
 }
 
 /// [`open_regular`] of the final name `rel` beneath `dir`, for the writer,
@@ -218,7 +226,7 @@ fn read_opened(io: &Io, file: File, size: u64, given: &str, limit: u64) -> Resul
         path: given.to_owned(),
         size,
         limit,
-        hint: "; use head or tail to read part of it",
+        hint: "",
     };
     if size > limit {
         return Err(too_large(size));
@@ -348,7 +356,7 @@ mod tests {
             };
             let cancel = tokio_util::sync::CancellationToken::new();
             read_range(io, &target(), range, caps, u64::MAX, &cancel, 32 << 20)
-                .map(|((text, _), _)| text.len())
+                .map(|((text, _, _), _)| text.len())
         };
         let readers: [(&str, Reader<'_>); 4] = [
             (
@@ -361,7 +369,7 @@ mod tests {
             ),
             (
                 "tail 0",
-                Box::new(|io| read_tail(io, &target(), 0.0, 32 << 20).map(|s| s.0.len())),
+                Box::new(|io| read_tail(io, &target(), 0.0, 32 << 20).map(|s| s.0.0.len())),
             ),
             ("numbered range", Box::new(numbered)),
         ];

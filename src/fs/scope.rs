@@ -26,7 +26,7 @@
 
 use std::sync::{Arc, RwLock};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Outside, Result};
 use crate::fs::record::{Recorder, Recorders};
 use crate::fs::resolve::{self, Backend, Final};
 use crate::fs::roots::Root;
@@ -56,7 +56,7 @@ pub enum Intent {
 /// The set of roots requests resolve against.
 #[derive(Debug)]
 pub struct Scope {
-    cli: Vec<Arc<Root>>,
+    cli: Arc<Vec<Arc<Root>>>,
     effective: RwLock<InForce>,
     max_path_bytes: usize,
     /// Whether the kernel resolves beneath a directory in one call
@@ -64,20 +64,26 @@ pub struct Scope {
     one_call: bool,
     /// Whether the `openat2` probe failed (Linux only).
     openat2_missing: bool,
+    /// The tool that lists the roots in force, for the refusal of a path
+    /// the client's roots exclude ([`Outside::ClientRoots`]).
+    lister: &'static str,
 }
 
 /// The roots in force, and why there are none when there are none.
 #[derive(Debug, Clone)]
 struct InForce {
     roots: Arc<Vec<Arc<Root>>>,
+    /// Whether the client's roots narrowed the operator's.
+    narrowed: bool,
     /// Set when the client's roots left no root in force: the reason, in
     /// plain words, for every refusal and for `list_allowed_directories`.
     why_none: Option<Arc<str>>,
 }
 
 impl Scope {
-    /// A scope over the operator's roots.
-    pub fn new(cli: Vec<Root>, max_path_bytes: usize) -> Self {
+    /// A scope over the operator's roots; `lister` is the tool that lists
+    /// the roots in force (a refusal names it).
+    pub fn new(cli: Vec<Root>, max_path_bytes: usize, lister: &'static str) -> Self {
         let cli: Vec<Arc<Root>> = cli.into_iter().map(Arc::new).collect();
         // Without `openat2` (a kernel before 5.6, an emulator, a seccomp
         // filter; and off Linux, or with the portable backend) cap-std walks
@@ -92,14 +98,16 @@ impl Scope {
             cfg!(all(target_os = "linux", not(feature = "portable"))) && !openat2_missing;
         let effective = RwLock::new(InForce {
             roots: Arc::new(cli.clone()),
+            narrowed: false,
             why_none: None,
         });
         Self {
-            cli,
+            cli: Arc::new(cli),
             effective,
             max_path_bytes,
             one_call,
             openat2_missing,
+            lister,
         }
     }
 
@@ -121,6 +129,8 @@ impl Scope {
         let now = crate::sync::read(&self.effective).clone();
         Snapshot {
             roots: now.roots,
+            operator: now.narrowed.then(|| self.cli.clone()),
+            lister: self.lister,
             why_none: now.why_none,
             max_path_bytes: self.max_path_bytes,
             intent: Intent::Any,
@@ -132,8 +142,14 @@ impl Scope {
     /// Replaces the roots in force; calls already running keep their
     /// snapshot.
     pub fn set_roots(&self, roots: Vec<Arc<Root>>) {
+        let narrowed = roots.len() != self.cli.len()
+            || roots
+                .iter()
+                .zip(self.cli.iter())
+                .any(|(a, b)| !Arc::ptr_eq(a, b));
         *crate::sync::write(&self.effective) = InForce {
             roots: Arc::new(roots),
+            narrowed,
             why_none: None,
         };
     }
@@ -144,6 +160,7 @@ impl Scope {
     pub fn set_no_roots(&self, why: String) {
         *crate::sync::write(&self.effective) = InForce {
             roots: Arc::new(Vec::new()),
+            narrowed: true,
             why_none: Some(why.into()),
         };
     }
@@ -153,6 +170,12 @@ impl Scope {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     roots: Arc<Vec<Arc<Root>>>,
+    /// The operator's roots, when the client's roots narrowed them: a path
+    /// outside `roots` but inside these is one the client's roots exclude
+    /// ([`Outside::ClientRoots`]).
+    operator: Option<Arc<Vec<Arc<Root>>>>,
+    /// See [`Scope`]'s field of that name.
+    lister: &'static str,
     why_none: Option<Arc<str>>,
     max_path_bytes: usize,
     /// What the call may do through what it resolves.
@@ -215,7 +238,24 @@ impl Snapshot {
                 why: why.to_string(),
             });
         }
-        let mut t = resolve_in(&self.roots, path, self.max_path_bytes)?;
+        let mut t = match resolve_in(&self.roots, path, self.max_path_bytes) {
+            Err(Error::OutsideRoots {
+                path: given,
+                why: Outside::Path,
+            }) if self
+                .operator
+                .as_ref()
+                .is_some_and(|op| client_excludes(op, &self.roots, path)) =>
+            {
+                return Err(Error::OutsideRoots {
+                    path: given,
+                    why: Outside::ClientRoots {
+                        lister: self.lister,
+                    },
+                });
+            }
+            r => r?,
+        };
         t.root.check_in_place(&t.given)?;
         let noted = self.recorder.paths();
         // A read in a root whose rules hide nothing: what the walk would
@@ -277,10 +317,12 @@ pub fn resolve_in(roots: &[Arc<Root>], path: &str, max_path_bytes: usize) -> Res
     let (root, rest) = if path.starts_with('/') {
         pick_root(roots, &segs).ok_or_else(|| Error::OutsideRoots {
             path: given.clone(),
+            why: Outside::Path,
         })?
     } else {
         let root = roots.first().ok_or_else(|| Error::OutsideRoots {
             path: given.clone(),
+            why: Outside::Path,
         })?;
         (root.clone(), &segs[..])
     };
@@ -291,6 +333,7 @@ pub fn resolve_in(roots: &[Arc<Root>], path: &str, max_path_bytes: usize) -> Res
             ".." => {
                 depth = depth.checked_sub(1).ok_or_else(|| Error::OutsideRoots {
                     path: given.clone(),
+                    why: Outside::Path,
                 })?;
             }
             _ => depth += 1,
@@ -312,6 +355,36 @@ pub fn resolve_in(roots: &[Arc<Root>], path: &str, max_path_bytes: usize) -> Res
         given,
         resolved,
     })
+}
+
+/// Whether `path`, refused as outside `roots` (the client's, in force),
+/// lies inside one of `operator`'s roots as written: `..` taken lexically,
+/// a relative path under the first root in force, as it resolves. Decided
+/// on the string alone (nothing is looked up, so it tells nothing of what
+/// exists); a path another root in force contains lexically (`../b/x` with
+/// roots `a` and `b`) is not said to be excluded.
+fn client_excludes(operator: &[Arc<Root>], roots: &[Arc<Root>], path: &str) -> bool {
+    let mut abs: Vec<&str> = Vec::new();
+    let start: Vec<&str> = if path.starts_with('/') {
+        Vec::new()
+    } else {
+        match roots.first() {
+            Some(r) => split(&r.display),
+            None => return false,
+        }
+    };
+    for seg in start.into_iter().chain(split(path)) {
+        match seg {
+            "." => {}
+            ".." => {
+                if abs.pop().is_none() {
+                    return false;
+                }
+            }
+            s => abs.push(s),
+        }
+    }
+    pick_root(operator, &abs).is_some() && pick_root(roots, &abs).is_none()
 }
 
 fn split(path: &str) -> Vec<&str> {

@@ -220,7 +220,11 @@ impl Config {
         crate::say!("tuls: roots: {}", root_list.join(", "));
         crate::say!("tuls: tools: {}", policy.enabled_tools().join(", "));
         crate::say!("tuls: landlock: {landlock}");
-        let scope = Arc::new(Scope::new(opened, limits.max_path_bytes));
+        let scope = Arc::new(Scope::new(
+            opened,
+            limits.max_path_bytes,
+            crate::tools::list_allowed_directories::TOOL.name,
+        ));
         if scope.openat2_missing() {
             crate::say!(
                 "tuls: openat2: unavailable here (a kernel before 5.6, an emulator or a seccomp filter); \

@@ -117,6 +117,10 @@ pub struct Collector {
     mark: (usize, u64),
     shown: u64,
     end: Option<End>,
+    /// Bytes fed so far.
+    fed: u64,
+    /// Where (in bytes fed) the range's first line starts, once known.
+    first_at: Option<u64>,
 }
 
 impl Collector {
@@ -142,7 +146,15 @@ impl Collector {
             mark: (0, 0),
             shown: 0,
             end: None,
+            fed: 0,
+            first_at: (range.first <= 1).then_some(0),
         }
+    }
+
+    /// Where the range's first line starts, in bytes fed (the caller maps
+    /// that to its place in the file), once the feed has reached it.
+    pub fn first_start(&self) -> Option<u64> {
+        self.first_at
     }
 
     /// Whether the range is done (no more input is needed).
@@ -197,10 +209,14 @@ impl Collector {
                 None => (chunk, &[][..], false),
             };
             chunk = rest;
+            self.fed += part.len() as u64;
             if self.line < self.range.first {
                 if ends {
                     self.line += 1;
                     self.started = false;
+                    if self.line == self.range.first {
+                        self.first_at = Some(self.fed);
+                    }
                 } else {
                     self.started = true;
                 }
@@ -315,9 +331,119 @@ impl Collector {
     }
 }
 
+/// Where a piece of one line lies in `bytes` (which start at a character
+/// boundary of the line as a read decodes it, lossily): after `skip`
+/// characters, at most `take` more, up to and including a `\n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    /// The byte where the piece starts (after the characters skipped).
+    pub start: usize,
+    /// The byte after its last one.
+    pub end: usize,
+    /// Its characters.
+    pub chars: usize,
+    /// Whether it ends the line: its last byte is the `\n`, or the bytes
+    /// ran out before `take` characters (`at_eof` says they are the file's
+    /// last).
+    pub ends_line: bool,
+}
+
+/// The piece of `bytes` after `skip` characters: at most `take` characters,
+/// up to and including the first `\n` (see [`Piece`]). Each invalid UTF-8
+/// sequence counts as one character (U+FFFD), as a lossy decoding makes
+/// it, so the count matches the text a read shows. `at_eof`: `bytes` end
+/// where the file does (else a line that runs past them goes on).
+pub fn piece(bytes: &[u8], skip: usize, take: usize, at_eof: bool) -> Piece {
+    let mut seen = 0usize;
+    let mut pos = 0usize;
+    let mut start = (skip == 0).then_some(0);
+    for chunk in bytes.utf8_chunks() {
+        let invalid = chunk.invalid();
+        let units = chunk
+            .valid()
+            .chars()
+            .map(|c| (c.len_utf8(), c == '\n'))
+            .chain((!invalid.is_empty()).then_some((invalid.len(), false)));
+        for (len, newline) in units {
+            if seen < skip {
+                seen += 1;
+                pos += len;
+                if newline {
+                    // The line ended within what was already given.
+                    return Piece {
+                        start: pos,
+                        end: pos,
+                        chars: 0,
+                        ends_line: true,
+                    };
+                }
+                if seen == skip {
+                    start = Some(pos);
+                }
+                continue;
+            }
+            let given = seen - skip;
+            if given == take {
+                return Piece {
+                    start: start.unwrap_or(pos),
+                    end: pos,
+                    chars: take,
+                    ends_line: false,
+                };
+            }
+            seen += 1;
+            pos += len;
+            if newline {
+                return Piece {
+                    start: start.unwrap_or(pos),
+                    end: pos,
+                    chars: given + 1,
+                    ends_line: true,
+                };
+            }
+        }
+    }
+    Piece {
+        start: start.unwrap_or(pos),
+        end: pos,
+        chars: seen.saturating_sub(skip),
+        ends_line: at_eof,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pieces of a line joined give the line's bytes, however it is cut,
+    /// invalid UTF-8 included (each invalid sequence one character).
+    #[test]
+    fn pieces_of_a_line_join_to_its_bytes() {
+        let line: &[u8] = b"ab\xc3\xa9\xffcd\xe2\x82\n";
+        // a b é � c d � \n: 8 characters.
+        for take in 1..10 {
+            let mut at = 0;
+            let mut got = Vec::new();
+            loop {
+                let p = piece(&line[at..], 0, take, true);
+                got.extend_from_slice(&line[at + p.start..at + p.end]);
+                at += p.end;
+                if p.ends_line {
+                    break;
+                }
+            }
+            assert_eq!(got, line, "take {take}");
+        }
+        let p = piece(line, 3, 2, true);
+        assert_eq!((p.start, p.end, p.chars, p.ends_line), (4, 6, 2, false));
+        let p = piece(line, 6, 5, true);
+        assert_eq!((p.start, p.end, p.chars, p.ends_line), (7, 10, 2, true));
+        // The line ended within what was given.
+        assert!(piece(b"ab\ncd", 5, 2, false).ends_line);
+        // Bytes that run out mid-line: the line goes on unless at the end.
+        assert!(!piece(b"abc", 1, 9, false).ends_line);
+        assert!(piece(b"abc", 1, 9, true).ends_line);
+    }
 
     const NONE: Caps = Caps {
         whole_chars: usize::MAX,

@@ -85,7 +85,14 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         let read = ctx
             .scope
             .resolve(path)
-            .and_then(|t| file::read_all(&ctx.io, &t, limit));
+            .and_then(|t| file::read_all(&ctx.io, &t, limit))
+            .map_err(|e| {
+                e.too_large_hint(concat!(
+                    "; read it in parts with ",
+                    super::read_text_file::name!(),
+                    " and offset: 1 (and limit: N for N lines); each cut reply says how to go on"
+                ))
+            });
         match read {
             Ok(bytes) => {
                 budget = budget.saturating_sub(bytes.len() as u64);

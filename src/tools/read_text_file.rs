@@ -6,11 +6,16 @@ use serde::Deserialize;
 
 use super::{Bound, Capability, Ctx, Hints, Notes, Output, OutputKind, Plan, Tool, params, schema};
 use crate::error::{Error, Result};
+use crate::fs::cursor::{Binding, LineCursor};
 use crate::fs::file;
 use crate::fs::version::Version;
 use crate::limits::MAX_LINE_SCAN_BYTES;
 use crate::text::budget::{ReplyBudget, append_notice, chars, cut_chars, whole_lines};
 use crate::text::lines;
+
+mod long_line;
+
+use long_line::{Mode, more_of};
 
 /// The tool description.
 pub const DESCRIPTION: &str = "Read a file as text, whatever its extension (invalid UTF-8 is shown as U+FFFD). 'head' or 'tail' read only the first or last N lines; 'offset' and 'limit' read any range of lines.";
@@ -73,6 +78,16 @@ pub struct Params {
     #[serde(default)]
     #[schemars(with = "bool")]
     pub line_numbers: Option<bool>,
+    // Where to go on inside a line too long for one reply: the cursor a cut
+    // reply gave. No doc comment, so no description in tools/list: the cut
+    // reply's notice says how to use it.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    #[expect(
+        missing_docs,
+        reason = "a doc comment would become its description in tools/list"
+    )]
+    pub cursor: Option<String>,
 }
 
 /// Reads the file, whole, by head/tail, or by a line range. A `head` or
@@ -90,6 +105,24 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
     let t = ctx.scope.resolve(&p.path)?;
     let limit = ctx.limits.max_read_bytes;
     let budget = ReplyBudget::new(ctx.limits.max_reply_chars);
+    // A cursor is bound to every other argument, as given.
+    let bind = super::cursor_binding(
+        NAME,
+        &t,
+        &(p.head, p.tail, p.offset, p.limit, p.line_numbers),
+    );
+    let mode = match (head, tail) {
+        (Some(_), Some(_)) => return Err(Error::HeadAndTail),
+        (Some(n), None) => Mode::Head(n.ceil().min(u64::MAX as f64) as u64),
+        (None, Some(_)) => Mode::Tail,
+        (None, None) if ranged => Mode::Range { first, count },
+        (None, None) => Mode::Whole,
+    };
+    if let Some(token) = &p.cursor {
+        let c = LineCursor::decode(token, &bind)?;
+        let (text, version) = long_line::continue_line(ctx, &t, c, mode, &bind)?;
+        return Ok(Output::Text(text).with_version(version.as_ref()));
+    }
     let (text, version) = match (head, tail) {
         (Some(_), Some(_)) => {
             return Err(Error::HeadAndTail);
@@ -97,11 +130,11 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
         (Some(n), None) => {
             let (text, version) = file::read_head(&ctx.io, &t, n, limit)?;
             let asked = n.ceil().min(u64::MAX as f64) as u64;
-            (cut_head(&budget, text, asked), version)
+            (cut_head(&budget, text, asked, &bind)?, version)
         }
         (None, Some(n)) => {
             let (text, version) = file::read_tail(&ctx.io, &t, n, limit)?;
-            (cut_tail(&budget, text), version)
+            (cut_tail(&budget, text, &bind)?, version)
         }
         (None, None) if ranged => {
             let range = lines::Range {
@@ -114,7 +147,7 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                 cut_chars: budget.room(),
                 bytes: usize::try_from(limit).unwrap_or(usize::MAX),
             };
-            let ((mut text, end), version) = file::read_range(
+            let ((mut text, end, first_at), version) = file::read_range(
                 &ctx.io,
                 &t,
                 range,
@@ -123,19 +156,34 @@ pub fn run(ctx: &Ctx, p: Params) -> Result<Output> {
                 &ctx.cancel,
                 limit,
             )?;
-            if let Some(notice) = range_notice(&budget, limit, range, end) {
+            let more = |shown: usize| {
+                more_of(
+                    &bind,
+                    LineCursor {
+                        at: first_at.unwrap_or(0),
+                        skip: shown as u64,
+                        line: first,
+                        after: 0,
+                    },
+                )
+            };
+            if let Some(notice) = range_notice(&budget, limit, range, end, more)? {
                 append_notice(&mut text, &notice);
             }
             (text, version)
         }
         (None, None) => {
-            let bytes = file::read_all(&ctx.io, &t, limit)?;
+            let bytes = file::read_all(&ctx.io, &t, limit).map_err(|e| {
+                e.too_large_hint(
+                    "; call again with offset: 1 (and limit: N for N lines) to read it in parts, whatever its lines, or with head or tail for its first or last lines; each cut reply says how to go on",
+                )
+            })?;
             let version = Version::of(&bytes);
             let text = match String::from_utf8(bytes) {
                 Ok(s) => s,
                 Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
             };
-            (cut_whole(&budget, text), Some(version))
+            (cut_whole(&budget, text, &bind)?, Some(version))
         }
     };
     // The version goes in `structuredContent` only: the text is the
@@ -156,13 +204,15 @@ fn at_least_one(arg: &'static str, value: Option<i64>) -> Result<Option<u64>> {
     }
 }
 
-/// The notice that ends a range read, if it needs one.
+/// The notice that ends a range read, if it needs one; `more` words the
+/// call that gives more of a line of which `shown` characters are shown.
 fn range_notice(
     budget: &ReplyBudget,
     read_limit: u64,
     range: lines::Range,
     end: lines::End,
-) -> Option<String> {
+    more: impl FnOnce(usize) -> Result<String>,
+) -> Result<Option<String>> {
     let words = |cap| match cap {
         lines::Cap::Chars => budget.cut_words(),
         lines::Cap::Bytes => {
@@ -178,7 +228,7 @@ fn range_notice(
             .map(|rest| format!(" and limit: {rest}"))
             .unwrap_or_default()
     };
-    match end {
+    Ok(match end {
         lines::End::Complete => None,
         lines::End::PastEof { lines } => Some(format!(
             "[offset {} is past the end of the file: it has {lines} lines]",
@@ -194,36 +244,47 @@ fn range_notice(
         lines::End::LongLine { cap, line, shown } => {
             let next = line + 1;
             let rest = and_limit(next);
+            let more = more(shown)?;
             Some(format!(
-                "{}: line {line} alone is longer than that, only its first {shown} characters are shown; the next line is offset: {next}{rest}]",
+                "{}: line {line} alone is longer than that, only its first {shown} characters are shown; {more}; the next line is offset: {next}{rest}]",
                 words(cap)
             ))
         }
-    }
+    })
 }
 
 /// The start of a first line that alone outgrows the budget, with the
-/// notice that says so and where the next line starts.
-fn first_line_cut(budget: &ReplyBudget, text: &str, room: usize) -> String {
+/// notice that says so, how to read the rest of it, and where the next
+/// line starts.
+fn first_line_cut(budget: &ReplyBudget, text: &str, room: usize, bind: &Binding) -> Result<String> {
     let mut out = cut_chars(text, room).to_owned();
+    let shown = chars(&out);
+    let more = more_of(
+        bind,
+        LineCursor {
+            at: 0,
+            skip: shown as u64,
+            line: 1,
+            after: 0,
+        },
+    )?;
     let notice = format!(
-        "{}: line 1 alone is longer than that, only its first {} characters are shown; the next line is offset: 2]",
+        "{}: line 1 alone is longer than that, only its first {shown} characters are shown; {more}; the next line is offset: 2]",
         budget.cut_words(),
-        chars(&out)
     );
     append_notice(&mut out, &notice);
-    out
+    Ok(out)
 }
 
 /// A whole-file read cut to the budget at a line end.
-fn cut_whole(budget: &ReplyBudget, text: String) -> String {
+fn cut_whole(budget: &ReplyBudget, text: String, bind: &Binding) -> Result<String> {
     if budget.fits_text(&text) {
-        return text;
+        return Ok(text);
     }
     let room = budget.room();
     let (kept, n) = whole_lines(&text, room);
     if n == 0 {
-        return first_line_cut(budget, &text, room);
+        return first_line_cut(budget, &text, room, bind);
     }
     let mut out = kept.to_owned();
     let notice = format!(
@@ -232,18 +293,18 @@ fn cut_whole(budget: &ReplyBudget, text: String) -> String {
         n + 1
     );
     append_notice(&mut out, &notice);
-    out
+    Ok(out)
 }
 
 /// The first lines of a `head` that fit, and how to read the others.
-fn cut_head(budget: &ReplyBudget, text: String, asked: u64) -> String {
+fn cut_head(budget: &ReplyBudget, text: String, asked: u64, bind: &Binding) -> Result<String> {
     if budget.fits_text(&text) {
-        return text;
+        return Ok(text);
     }
     let room = budget.room();
     let (kept, n) = whole_lines(&text, room);
     if n == 0 {
-        return first_line_cut(budget, &text, room);
+        return first_line_cut(budget, &text, room, bind);
     }
     let mut out = kept.strip_suffix('\n').unwrap_or(kept).to_owned();
     let notice = format!(
@@ -253,28 +314,42 @@ fn cut_head(budget: &ReplyBudget, text: String, asked: u64) -> String {
         asked.saturating_sub(n as u64)
     );
     append_notice(&mut out, &notice);
-    out
+    Ok(out)
 }
 
 /// The first lines of a `tail` that fit, and the `tail` that gives the
-/// others (the last lines not shown).
-fn cut_tail(budget: &ReplyBudget, text: String) -> String {
+/// others (the last lines not shown); `start` is the byte where the tail
+/// starts in the file.
+fn cut_tail(budget: &ReplyBudget, (text, start): (String, u64), bind: &Binding) -> Result<String> {
     if budget.fits_text(&text) {
-        return text;
+        return Ok(text);
     }
     let room = budget.room();
     let parts = text.matches('\n').count() + 1;
     let (kept, n) = whole_lines(&text, room);
     if n == 0 {
         let mut out = cut_chars(&text, room).to_owned();
+        let shown = chars(&out);
+        let more = more_of(
+            bind,
+            LineCursor {
+                at: start,
+                skip: shown as u64,
+                line: 0,
+                after: (parts - 1) as u64,
+            },
+        )?;
+        let after = if parts > 1 {
+            format!("; the lines after it are tail: {}", parts - 1)
+        } else {
+            String::new()
+        };
         let notice = format!(
-            "{}: the first of the last {parts} lines alone is longer than that, only its first {} characters are shown; the lines after it are tail: {}]",
+            "{}: the first of the last {parts} lines alone is longer than that, only its first {shown} characters are shown; {more}{after}]",
             budget.cut_words(),
-            chars(&out),
-            parts - 1
         );
         append_notice(&mut out, &notice);
-        return out;
+        return Ok(out);
     }
     let mut out = kept.strip_suffix('\n').unwrap_or(kept).to_owned();
     let notice = format!(
@@ -283,5 +358,5 @@ fn cut_tail(budget: &ReplyBudget, text: String) -> String {
         parts - n
     );
     append_notice(&mut out, &notice);
-    out
+    Ok(out)
 }

@@ -64,3 +64,44 @@ pub fn assert_within(text: &str, max: usize) {
     let n = text.chars().count();
     assert!(n <= max, "reply of {n} characters over the {max} budget");
 }
+
+/// The reason tuls adds to an escape refusal when the path went through a
+/// symbolic link that is absolute or leads outside its root.
+pub const THROUGH_LINK: &str = ". It goes through a symbolic link that is absolute or leads outside its allowed directory; tuls follows only relative links that stay inside. Use a path inside an allowed directory instead";
+
+/// The exact refusal of an escape through `p`, as given, with `roots` the
+/// server's roots (the first is where a relative path resolves): the
+/// reference's text; and, when `p` as written stays inside a root (no `..`
+/// above it), the escape went through a symbolic link, which it says.
+pub fn escape_denial(p: &str, roots: &[String]) -> String {
+    let comps = |s: &str| -> Vec<String> {
+        s.split('/')
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let given = comps(p);
+    let rest = if p.starts_with('/') {
+        roots
+            .iter()
+            .map(|r| comps(r))
+            .filter(|r| r.len() <= given.len() && given[..r.len()] == r[..])
+            .max_by_key(Vec::len)
+            .map(|r| given[r.len()..].to_vec())
+    } else {
+        Some(given)
+    };
+    let inside = rest.is_some_and(|rest| {
+        let mut depth = 0usize;
+        rest.iter().all(|c| match c.as_str() {
+            "." => true,
+            ".." => depth.checked_sub(1).map(|d| depth = d).is_some(),
+            _ => {
+                depth += 1;
+                true
+            }
+        })
+    });
+    let reason = if inside { THROUGH_LINK } else { "" };
+    format!("Access denied - path outside allowed directories: {p}{reason}")
+}

@@ -401,6 +401,24 @@ impl Server {
         self.rt.block_on(fut)
     }
 
+    /// The directories `list_allowed_directories` reports (the lines after
+    /// its heading, up to the first blank line).
+    pub fn allowed_directories(&self) -> Vec<String> {
+        let r = self.call("list_allowed_directories", serde_json::json!({}));
+        r.text
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The exact refusal of an escape through `p` on this server
+    /// ([`super::escape_denial`] with the roots it reports).
+    pub fn escape_denial(&self, p: &str) -> String {
+        super::escape_denial(p, &self.allowed_directories())
+    }
+
     pub fn call(&self, tool: &str, args: Value) -> Reply {
         self.block_on(self.client().call(tool, args))
     }

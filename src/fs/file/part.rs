@@ -63,21 +63,27 @@ fn head_from(
             break;
         }
         if buf.len() as u64 > limit {
-            return Err(scan_limit(given, limit));
+            return Err(scan_limit(given, limit, Some(want)));
         }
     }
     Ok(head_of(&String::from_utf8_lossy(&buf), want))
 }
 
-/// The last `n` lines, as the reference's `tail` returns them, and the
-/// version of the whole file (as [`read_head`]). Reads only from the end
-/// of the file (the version alone reads it whole, within `limit`).
-pub fn read_tail(io: &Io, t: &Target, n: f64, limit: u64) -> Result<(String, Option<Version>)> {
+/// The last `n` lines, as the reference's `tail` returns them, with the
+/// byte where they start in the file, and the version of the whole file
+/// (as [`read_head`]). Reads only from the end of the file (the version
+/// alone reads it whole, within `limit`).
+pub fn read_tail(
+    io: &Io,
+    t: &Target,
+    n: f64,
+    limit: u64,
+) -> Result<((String, u64), Option<Version>)> {
     let (file, size) = open_regular(io, t)?;
     version::with_read(&file, limit, &t.given, || {
-        let text = tail_from(io, &file, size, t, n, limit)?;
+        let (text, start) = tail_from(io, &file, size, t, n, limit)?;
         io.recorder.read(text.len() as u64);
-        Ok(text)
+        Ok((text, start))
     })
 }
 
@@ -88,16 +94,16 @@ fn tail_from(
     t: &Target,
     n: f64,
     limit: u64,
-) -> Result<String> {
+) -> Result<(String, u64)> {
     let given = t.given.as_str();
     if n < 0.0 || n.is_nan() {
-        return Ok(String::new());
+        return Ok((String::new(), size));
     }
     let want = n.trunc().min(u64::MAX as f64) as u64;
     if want == 0 {
         // The reference's slice(-0) keeps every line.
         if size > limit {
-            return Err(scan_limit(given, limit));
+            return Err(scan_limit(given, limit, None));
         }
         let mut covered = Covered::new(io, size);
         let mut buf = Vec::new();
@@ -115,7 +121,7 @@ fn tail_from(
             buf.extend_from_slice(chunk.get(..got).unwrap_or_default());
             room -= got as u64;
         }
-        return Ok(tail_of(&String::from_utf8_lossy(&buf), 0));
+        return Ok((tail_of(&String::from_utf8_lossy(&buf), 0), 0));
     }
     // The chunks, last first, are joined once at the end: prepending each
     // chunk to one buffer made the scan quadratic (about 8 GiB of copying
@@ -138,22 +144,41 @@ fn tail_from(
         // Only a scan that must go on is refused: the last chunk read may
         // pass the limit when it already holds the lines asked for.
         if newlines < want && scanned > limit {
-            return Err(scan_limit(given, limit));
+            return Err(scan_limit(given, limit, None));
         }
     }
     let mut buf = Vec::with_capacity(usize::try_from(scanned).unwrap_or(0));
     for chunk in chunks.into_iter().rev() {
         buf.extend_from_slice(&chunk);
     }
-    Ok(tail_of(&String::from_utf8_lossy(&buf), want))
+    // Where the text starts: after the `want`-th newline from the end, as
+    // `tail_of` cuts it (a newline is one byte in the bytes and the text).
+    let nth = usize::try_from(want - 1).unwrap_or(usize::MAX);
+    let start = buf
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(nth)
+        .map_or(0, |(i, _)| i + 1);
+    Ok((
+        tail_of(&String::from_utf8_lossy(&buf), want),
+        pos + start as u64,
+    ))
 }
+
+/// A range read: its text, how it ended, and the byte where its first line
+/// starts in the file (when the file has that line).
+pub type Ranged = (String, lines::End, Option<u64>);
 
 /// Lines `range` of the regular file `t` names, read streaming from its
 /// start: only as far as the range's end (or the first cap it meets), in
 /// constant memory, so any range of a file of any size can be read. The
 /// scan to the first line is bounded by `max_scan` bytes, and checked for
 /// cancellation between chunks. With it, the version of the whole file (as
-/// [`read_head`]; hashing it reads the file whole, within `limit`).
+/// [`read_head`]; hashing it reads the file whole, within `limit`), and
+/// where the range's first line starts in the file (for the cursor that
+/// goes on inside a line too long for the reply).
 pub fn read_range(
     io: &Io,
     t: &Target,
@@ -162,7 +187,7 @@ pub fn read_range(
     max_scan: u64,
     cancel: &CancellationToken,
     limit: u64,
-) -> Result<((String, lines::End), Option<Version>)> {
+) -> Result<(Ranged, Option<Version>)> {
     let (file, size) = open_regular(io, t)?;
     version::with_read(&file, limit, &t.given, || {
         let out = range_from(io, &file, size, t, range, caps, max_scan, cancel)?;
@@ -188,8 +213,10 @@ fn range_from(
     caps: lines::Caps,
     max_scan: u64,
     cancel: &CancellationToken,
-) -> Result<(String, lines::End)> {
+) -> Result<Ranged> {
     let given = t.given.as_str();
+    // File bytes skipped (holes) beyond the one byte fed for each.
+    let mut skipped = 0u64;
     let mut collector = lines::Collector::new(range, caps);
     let mut covered = lines::text_most(range, caps, size);
     io.grant.will_hold(covered)?;
@@ -214,6 +241,7 @@ fn range_from(
                 crate::fs::sys::Data::At(at) if at > pos => {
                     file.seek(SeekFrom::Start(at))
                         .map_err(|e| Error::io("read", given, &e))?;
+                    skipped += at - pos - 1;
                     pos = at;
                     collector.feed(b"\0");
                 }
@@ -252,13 +280,18 @@ fn range_from(
             collector.hold_at_most(covered);
         }
     }
-    Ok(collector.finish())
+    // Holes are skipped only before the range: the first line's start is
+    // past every one.
+    let first = collector.first_start().map(|at| at + skipped);
+    let (text, end) = collector.finish();
+    Ok((text, end, first))
 }
 
-fn scan_limit(given: &str, limit: u64) -> Error {
+fn scan_limit(given: &str, limit: u64, head: Option<u64>) -> Error {
     Error::ScanLimit {
         path: given.to_owned(),
         limit,
+        head,
     }
 }
 

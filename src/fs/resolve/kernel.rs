@@ -46,6 +46,7 @@ pub(super) fn deferred(root: &Arc<Dir>, segs: &[String]) -> Resolved {
         void: None,
         via_link: false,
         missing: false,
+        parent_missing: false,
         is_dir: false,
     }
 }
@@ -54,8 +55,9 @@ pub(super) fn deferred(root: &Arc<Dir>, segs: &[String]) -> Resolved {
 /// directories are all real (no symlink among them) is its own canonical
 /// path, so the parent is opened in one call with `RESOLVE_NO_SYMLINKS`
 /// beneath the root and the rules are matched on the path as given.
-/// Anything else (a `..`, a symlink anywhere, a missing directory, any
-/// error) returns `None`, and the component-by-component walk decides.
+/// Anything else (a `..`, a symlink anywhere, a missing directory, a path
+/// the rules hide, any error) returns `None`, and the component-by-component
+/// walk decides.
 #[cfg(all(target_os = "linux", not(feature = "portable")))]
 pub(super) fn no_symlinks(at: Beneath<'_>, segs: &[String], last: Final) -> Option<Resolved> {
     use cap_fs_ext::DirExt;
@@ -116,20 +118,26 @@ pub(super) fn no_symlinks(at: Beneath<'_>, segs: &[String], last: Final) -> Opti
     } else {
         at.rules.effect(&at.rule_path(&local), kind)
     };
-    let hidden = effect == Effect::Hidden;
+    // A hidden path: the walk tells whether a directory on the way is the
+    // one hidden (the path's parent then reads as missing, as it does where
+    // that directory does not exist) or the final name.
+    if effect == Effect::Hidden {
+        return None;
+    }
     let decided = (effect != Effect::None).then(|| at.rule_path(&local));
     Some(Resolved {
         how: Backend::Walk,
         base,
         rel: vec![leaf.clone()],
-        held: if hidden { None } else { held },
+        held,
         local,
         parent_end: Some(parent_end),
         effect,
         decided,
-        void: hidden.then_some(Errno::NOENT),
+        void: None,
         via_link: false,
         missing,
+        parent_missing: false,
         is_dir: ft == FileType::Directory,
     })
 }

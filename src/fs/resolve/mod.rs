@@ -29,7 +29,7 @@ use std::sync::Arc;
 use cap_std::fs::Dir;
 use rustix::io::Errno;
 
-use crate::error::Result;
+use crate::error::{ParentMissing, Result};
 use crate::rules::{Effect, Rules};
 
 mod kernel;
@@ -98,6 +98,10 @@ pub struct Resolved {
     pub via_link: bool,
     /// The final component does not exist.
     pub missing: bool,
+    /// A directory before the final component does not exist, or a rule
+    /// hides it (which reads the same): the path's parent is missing, and
+    /// the void is worded so ([`crate::error::Error::ParentMissing`]).
+    pub parent_missing: bool,
     /// The final component is a directory.
     pub is_dir: bool,
 }
@@ -110,6 +114,18 @@ impl Resolved {
     /// the rules were not checked).
     pub fn kernel_follows(&self) -> bool {
         self.how == Backend::Kernel
+    }
+
+    /// The error a use of this path gives, when the walk could not go on
+    /// with it (it is void): its errno, or a missing parent
+    /// ([`ParentMissing`]), which an operation words with its own path.
+    pub fn void_error(&self) -> Option<std::io::Error> {
+        let errno = self.void?;
+        Some(if self.parent_missing && errno == Errno::NOENT {
+            ParentMissing::io()
+        } else {
+            errno.into()
+        })
     }
 }
 
@@ -144,8 +160,10 @@ impl Beneath<'_> {
 ///
 /// # Security
 ///
-/// From the walk, escapes (`..` above the root, an absolute link, a link
-/// climbing out) are [`crate::error::Error::OutsideRoots`]; every other
+/// From the walk, escapes (an absolute link, a link climbing out) are
+/// [`crate::error::Error::OutsideRoots`] with the reason
+/// [`crate::error::Outside::Link`] (the scope refused a `..` above the root
+/// as written before); every other
 /// failure, and every hidden path, is a void [`Resolved`], never a distinct
 /// error. From the kernel backend nothing is looked up yet: each use is
 /// one `openat2(RESOLVE_BENEATH)`, which refuses an escape.

@@ -38,7 +38,7 @@ use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use super::{Backend, Beneath, Final, Resolved};
-use crate::error::{Error, Result};
+use crate::error::{Error, Outside, Result};
 use crate::limits::{MAX_RESOLVE_DEPTH, MAX_SYMLINK_HOPS};
 use crate::rules::{Effect, Rules};
 
@@ -103,14 +103,23 @@ impl<'a> Walk<'a> {
                 void: None,
                 via_link: false,
                 missing: false,
+                parent_missing: false,
                 is_dir: true,
             },
         }
     }
 
+    /// The escape refusal. The scope refused a path whose `..` climbs
+    /// above the root as written, so an escape here went through a link
+    /// (one read on the way: `hops`).
     fn outside(&self) -> Error {
         Error::OutsideRoots {
             path: self.given.to_owned(),
+            why: if self.hops > 0 {
+                Outside::Link
+            } else {
+                Outside::Path
+            },
         }
     }
 
@@ -190,9 +199,10 @@ impl<'a> Walk<'a> {
             out.effect = Effect::Hidden;
             out.decided = Some(rp);
             // As a missing name: a final one reached through a link is a
-            // dangling link.
+            // dangling link, one with more after it a missing parent.
             out.missing = true;
             out.via_link = from_link && is_last;
+            out.parent_missing = !is_last;
             return Ok(Step::Done(out));
         }
         match ft {
@@ -311,6 +321,8 @@ impl<'a> Walk<'a> {
                 out.rel.truncate(1);
             }
             out.void = Some(errno);
+            // A missing directory on the way: the parent is missing.
+            out.parent_missing = ft.is_none();
             return out;
         }
         out.local = local;

@@ -70,10 +70,32 @@ impl Target {
     /// with its own operation, so every tool answers as for a missing
     /// path).
     pub fn dir(&self) -> std::io::Result<&Dir> {
-        match self.resolved.void {
-            Some(errno) => Err(errno.into()),
+        match self.resolved.void_error() {
+            Some(e) => Err(e),
             None => Ok(&self.resolved.base),
         }
+    }
+
+    /// Words `e`, a failure of `op` on this target, as [`Error::io`] does;
+    /// a missing name on a target the kernel resolves is looked at again by
+    /// the walk, which tells a missing parent (a directory on the way does
+    /// not exist) from a missing final name. Only a refusal pays for that
+    /// walk; the kernel backend serves roots whose rules hide nothing.
+    pub fn io_error(&self, op: &'static str, e: &std::io::Error) -> Error {
+        if e.kind() == std::io::ErrorKind::NotFound
+            && self.walked().is_none()
+            && let Ok(w) = crate::fs::resolve::resolve(
+                self.root.beneath(),
+                &self.segs,
+                crate::fs::resolve::Final::Follow,
+                &self.given,
+                crate::fs::resolve::Backend::Walk,
+            )
+            && let Some(missing) = w.void_error()
+        {
+            return Error::io(op, &self.given, &missing);
+        }
+        Error::io(op, &self.given, e)
     }
 
     /// Opens `parent` (the parent half of [`Target::parent_and_leaf`])
@@ -88,7 +110,7 @@ impl Target {
     /// in-root symlinks). `op` names the operation in an error (`scandir`,
     /// `open`).
     pub fn open_dir(&self, op: &'static str) -> Result<Dir> {
-        let io = |e: std::io::Error| Error::io(op, &self.given, &e);
+        let io = |e: std::io::Error| self.io_error(op, &e);
         let Some(w) = self.walked() else {
             return self.resolved.base.open_dir(self.rel()).map_err(io);
         };
@@ -122,7 +144,7 @@ impl Target {
     /// The metadata of what this target names, following a final in-root
     /// symlink (`op` names the operation in an error).
     pub fn metadata(&self, op: &'static str) -> Result<cap_std::fs::Metadata> {
-        let io = |e: std::io::Error| Error::io(op, &self.given, &e);
+        let io = |e: std::io::Error| self.io_error(op, &e);
         match self.walked() {
             None => self.resolved.base.metadata(self.rel()).map_err(io),
             Some(w) => {
@@ -142,8 +164,8 @@ impl Target {
     /// make read-only, or hide, or that the walk could not reach.
     pub fn check_write(&self, op: &'static str) -> Result<()> {
         let w = self.walked_for_write()?;
-        if let Some(errno) = w.void {
-            return Err(Error::io(op, &self.given, &errno.into()));
+        if let Some(e) = w.void_error() {
+            return Err(Error::io(op, &self.given, &e));
         }
         match w.effect {
             Effect::None => Ok(()),

@@ -175,9 +175,9 @@ fn parse(uri: &str) -> Result<(String, String), McpError> {
 /// itself is an internal error; any other refusal keeps its text.
 pub(super) fn refusal(uri: &str, e: &Error) -> McpError {
     match e {
-        Error::OutsideRoots { .. } | Error::DanglingSymlink { .. } => {
-            rpc_error::resource_not_found(uri)
-        }
+        Error::OutsideRoots { .. }
+        | Error::DanglingSymlink { .. }
+        | Error::ParentMissing { .. } => rpc_error::resource_not_found(uri),
         Error::Os { code, .. } if matches!(*code, "ENOENT" | "ENOTDIR" | "ELOOP") => {
             rpc_error::resource_not_found(uri)
         }

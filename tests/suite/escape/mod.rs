@@ -6,6 +6,7 @@
 
 mod forged_names;
 mod landlock;
+mod link_refusals;
 mod no_host_paths;
 #[cfg(target_os = "linux")]
 pub(crate) mod no_openat2;

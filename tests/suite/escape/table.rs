@@ -62,7 +62,9 @@ enum Tools {
 #[derive(Clone, Copy, Debug)]
 enum Refusal {
     /// Exactly `Access denied - path outside allowed directories: <path>`,
-    /// with the path as the client gave it (`read_multiple_files` inline).
+    /// with the path as the client gave it (`read_multiple_files` inline),
+    /// and the link reason when the path as written stays inside a root
+    /// (`escape_denial`).
     Outside,
 }
 
@@ -291,18 +293,22 @@ fn forbidden() -> Vec<String> {
 /// Why `reply` is not `expect` for `p`, if it is not. In a [`Final`] case,
 /// `move_file` and `copy_file` onto the link are refused because the
 /// destination exists (tuls never overwrites), which is checked instead.
-fn wrong_refusal(tool: &str, args: &Value, reply: &Reply, p: &str, case: &Case) -> Option<String> {
+fn wrong_refusal(
+    tool: &str,
+    args: &Value,
+    reply: &Reply,
+    (p, denial): (&str, &str),
+    case: &Case,
+) -> Option<String> {
     let Refusal::Outside = case.3;
     let onto_final = matches!(case.2, Final) && args["destination"] == p;
     let (inline, text) = if onto_final {
         (false, format!("Destination already exists: {p}"))
     } else if tool == "read_multiple_files" {
         // `read_multiple_files` reports each file's error inline, in a result.
-        let denial = format!("Access denied - path outside allowed directories: {p}");
         (true, format!("{p}: Error - {denial}"))
     } else {
-        let denial = format!("Access denied - path outside allowed directories: {p}");
-        (false, denial)
+        (false, denial.to_owned())
     };
     (reply.is_error == inline || reply.text != text)
         .then(|| format!("expected {text:?}, got {}", reply.raw))
@@ -316,6 +322,7 @@ fn run(case: &Case, forbidden: &[String], mode: Mode) -> (String, usize) {
     let env = build(*layout);
     let server = server(&env, *layout, mode);
     let p = spell(&env, path);
+    let denial = server.escape_denial(&p);
     let mut failures = String::new();
     let calls = calls(*tools, &p);
     for (tool, args) in &calls {
@@ -333,7 +340,7 @@ fn run(case: &Case, forbidden: &[String], mode: Mode) -> (String, usize) {
                 let _ = writeln!(failures, "LEAK {what}: reply carries {f:?}");
             }
         }
-        if let Some(why) = wrong_refusal(tool, args, &reply, &p, case) {
+        if let Some(why) = wrong_refusal(tool, args, &reply, (&p, &denial), case) {
             let _ = writeln!(failures, "NOT REFUSED {what}: {why}");
         }
     }

@@ -28,13 +28,14 @@ fn fixture() -> TestEnv {
     env
 }
 
-/// The one refusal text for every escape, whatever lies outside.
+/// The refusal of an escape, whatever lies outside: the reference's text,
+/// and the link reason when the path as written stays inside a root.
 #[track_caller]
-fn assert_denied(reply: &Reply, named: &str) {
+fn assert_denied(server: &Server, reply: &Reply, named: &str) {
     reply.assert_error();
     assert_eq!(
         reply.text,
-        format!("Access denied - path outside allowed directories: {named}"),
+        server.escape_denial(named),
         "raw: {}",
         reply.raw
     );
@@ -83,10 +84,10 @@ fn escape_write_through_symlink_out() {
             "lo/sub/x",
         ] {
             let p = env.path_str(rel);
-            assert_denied(&write(&server, &p), &p);
+            assert_denied(&server, &write(&server, &p), &p);
         }
         // A relative spelling, and one through an in-root directory first.
-        assert_denied(&write(&server, "sub/../lc"), "sub/../lc");
+        assert_denied(&server, &write(&server, "sub/../lc"), "sub/../lc");
     });
 }
 
@@ -97,10 +98,10 @@ fn escape_edit_through_symlink_out() {
     unchanged(&env, || {
         for rel in ["lc", "lo/canary.txt", "lo_abs/canary.txt"] {
             let p = env.path_str(rel);
-            assert_denied(&edit(&server, &p, false), &p);
+            assert_denied(&server, &edit(&server, &p, false), &p);
             // A dry run would leak the content through the diff.
             let reply = edit(&server, &p, true);
-            assert_denied(&reply, &p);
+            assert_denied(&server, &reply, &p);
             assert!(!reply.text.contains("CANARY"));
         }
     });
@@ -113,7 +114,7 @@ fn escape_create_directory_through_symlink_out() {
     unchanged(&env, || {
         for rel in ["lo/newdir", "lo/a/b/c", "lo_abs/newdir", "lo", "lc/x"] {
             let p = env.path_str(rel);
-            assert_denied(&mkdir(&server, &p), &p);
+            assert_denied(&server, &mkdir(&server, &p), &p);
         }
     });
 }
@@ -125,9 +126,17 @@ fn escape_move_through_symlink_out() {
     unchanged(&env, || {
         // Stealing an outside file through a link.
         let from = env.path_str("lo/canary.txt");
-        assert_denied(&mv(&server, &from, &env.path_str("stolen.txt")), &from);
+        assert_denied(
+            &server,
+            &mv(&server, &from, &env.path_str("stolen.txt")),
+            &from,
+        );
         let from = env.path_str("lo_abs/canary.txt");
-        assert_denied(&mv(&server, &from, &env.path_str("stolen.txt")), &from);
+        assert_denied(
+            &server,
+            &mv(&server, &from, &env.path_str("stolen.txt")),
+            &from,
+        );
         // Planting an inside file (or a link) outside through a link.
         for (src, dst) in [
             ("f.txt", "lo/f.txt"),
@@ -135,7 +144,7 @@ fn escape_move_through_symlink_out() {
             ("sub", "lo_abs/sub"),
         ] {
             let to = env.path_str(dst);
-            assert_denied(&mv(&server, &env.path_str(src), &to), &to);
+            assert_denied(&server, &mv(&server, &env.path_str(src), &to), &to);
         }
     });
 }
@@ -147,18 +156,18 @@ fn escape_dangling_symlink_to_outside() {
     unchanged(&env, || {
         for rel in ["ld", "ld_abs", "ldd/x.txt"] {
             let p = env.path_str(rel);
-            assert_denied(&write(&server, &p), &p);
+            assert_denied(&server, &write(&server, &p), &p);
         }
         for rel in ["ld", "ld_abs"] {
             let p = env.path_str(rel);
-            assert_denied(&edit(&server, &p, false), &p);
+            assert_denied(&server, &edit(&server, &p, false), &p);
         }
         for rel in ["ldd", "ldd/sub", "ld"] {
             let p = env.path_str(rel);
-            assert_denied(&mkdir(&server, &p), &p);
+            assert_denied(&server, &mkdir(&server, &p), &p);
         }
         let to = env.path_str("ldd/f.txt");
-        assert_denied(&mv(&server, &env.path_str("f.txt"), &to), &to);
+        assert_denied(&server, &mv(&server, &env.path_str("f.txt"), &to), &to);
     });
     // A dangling link out and a link to an existing outside file get the
     // same text: no existence oracle.
@@ -177,7 +186,7 @@ fn escape_move_destination_directory_is_symlink_out() {
     unchanged(&env, || {
         for dst in ["lo/f.txt", "lo_abs/f.txt", "ldd/f.txt", "lo/sub/f.txt"] {
             let to = env.path_str(dst);
-            assert_denied(&mv(&server, &env.path_str("f.txt"), &to), &to);
+            assert_denied(&server, &mv(&server, &env.path_str("f.txt"), &to), &to);
         }
     });
 }
@@ -188,18 +197,28 @@ fn escape_move_inside_to_outside_and_outside_to_inside() {
     let server = Server::start(&args![env.root()]);
     unchanged(&env, || {
         let to = path_string(env.outside().join("stolen.txt"));
-        assert_denied(&mv(&server, &env.path_str("f.txt"), &to), &to);
+        assert_denied(&server, &mv(&server, &env.path_str("f.txt"), &to), &to);
         let from = path_string(env.canary());
-        assert_denied(&mv(&server, &from, &env.path_str("canary.txt")), &from);
+        assert_denied(
+            &server,
+            &mv(&server, &from, &env.path_str("canary.txt")),
+            &from,
+        );
         // The same through `..` spellings.
         assert_denied(
+            &server,
             &mv(&server, "../outside/canary.txt", "c.txt"),
             "../outside/canary.txt",
         );
         let to = env.path_str("sub/../../outside/x.txt");
-        assert_denied(&mv(&server, "f.txt", &to), &to);
-        assert_denied(&write(&server, "../outside/x.txt"), "../outside/x.txt");
+        assert_denied(&server, &mv(&server, "f.txt", &to), &to);
         assert_denied(
+            &server,
+            &write(&server, "../outside/x.txt"),
+            "../outside/x.txt",
+        );
+        assert_denied(
+            &server,
             &mkdir(&server, "sub/../../outside/d"),
             "sub/../../outside/d",
         );
@@ -227,18 +246,22 @@ fn escape_prefix_siblings() {
     {
         let sib = path_string(base.join(name));
         let file = format!("{sib}/s.txt");
-        assert_denied(&write(&server, &sib), &sib);
+        assert_denied(&server, &write(&server, &sib), &sib);
         let new = format!("{sib}/new.txt");
-        assert_denied(&write(&server, &new), &new);
-        assert_denied(&edit(&server, &file, false), &file);
-        assert_denied(&mkdir(&server, &sib), &sib);
+        assert_denied(&server, &write(&server, &new), &new);
+        assert_denied(&server, &edit(&server, &file, false), &file);
+        assert_denied(&server, &mkdir(&server, &sib), &sib);
         let d = format!("{sib}/d");
-        assert_denied(&mkdir(&server, &d), &d);
-        assert_denied(&mv(&server, &file, &format!("{root}/stolen")), &file);
-        assert_denied(&mv(&server, &sib, &format!("{root}/stolen")), &sib);
+        assert_denied(&server, &mkdir(&server, &d), &d);
+        assert_denied(
+            &server,
+            &mv(&server, &file, &format!("{root}/stolen")),
+            &file,
+        );
+        assert_denied(&server, &mv(&server, &sib, &format!("{root}/stolen")), &sib);
         let to = format!("{sib}/f.txt");
-        assert_denied(&mv(&server, &env.path_str("f.txt"), &to), &to);
-        assert_denied(&mv(&server, &env.path_str("f.txt"), &sib), &sib);
+        assert_denied(&server, &mv(&server, &env.path_str("f.txt"), &to), &to);
+        assert_denied(&server, &mv(&server, &env.path_str("f.txt"), &sib), &sib);
     }
     whole.assert_same(&Snapshot::take(&base), "base (root and its siblings)");
 }
@@ -257,11 +280,11 @@ fn escape_cross_root_symlink_is_refused() {
     let before = Snapshot::take(&root2);
     unchanged(&env, || {
         let p = env.path_str("to2");
-        assert_denied(&write(&server, &p), &p);
+        assert_denied(&server, &write(&server, &p), &p);
         let p = env.path_str("to2dir/new.txt");
-        assert_denied(&write(&server, &p), &p);
+        assert_denied(&server, &write(&server, &p), &p);
         let p = env.path_str("to2dir/sub");
-        assert_denied(&mkdir(&server, &p), &p);
+        assert_denied(&server, &mkdir(&server, &p), &p);
     });
     before.assert_same(&Snapshot::take(&root2), "root2");
     // Named directly, the other root is fine.

@@ -5,6 +5,7 @@
 
 mod info;
 mod line_ranges;
+mod long_lines;
 mod media_multiple;
 mod spelling;
 mod text;

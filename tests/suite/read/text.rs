@@ -229,7 +229,7 @@ fn read_text_file_errors() {
         ),
         (
             "nodir/nope.txt".to_owned(),
-            "ENOENT: no such file or directory, open 'nodir/nope.txt'".to_owned(),
+            "Parent directory does not exist: nodir".to_owned(),
         ),
         (
             "hello.txt/x".to_owned(),

@@ -170,7 +170,7 @@ fn cases() -> Vec<Case> {
         Case(
             "write_file",
             json!({"path": "secrets/new.txt", "content": "x"}),
-            Refused("ENOENT"),
+            Refused("Parent directory does not exist: secrets"),
         ),
         Case(
             "write_file",
@@ -206,12 +206,12 @@ fn cases() -> Vec<Case> {
         Case(
             "move_file",
             json!({"source": "a/x.txt", "destination": ".env2/../.env"}),
-            Refused("ENOENT"),
+            Refused("Parent directory does not exist: .env2/.."),
         ),
         Case(
             "move_file",
             json!({"source": "a/x.txt", "destination": "secrets/x.txt"}),
-            Refused("ENOENT"),
+            Refused("Parent directory does not exist: secrets"),
         ),
         Case(
             "move_file",
@@ -240,7 +240,7 @@ fn cases() -> Vec<Case> {
         Case(
             "append_file",
             json!({"path": "secrets/new.txt", "content": "x"}),
-            Refused("ENOENT"),
+            Refused("Parent directory does not exist: secrets"),
         ),
         Case(
             "copy_file",
@@ -250,12 +250,12 @@ fn cases() -> Vec<Case> {
         Case(
             "copy_file",
             json!({"source": "seclink/notes.txt", "destination": "a/n.txt"}),
-            Refused("ENOENT"),
+            Refused("Parent directory does not exist: seclink"),
         ),
         Case(
             "copy_file",
             json!({"source": "a/x.txt", "destination": "secrets/x.txt"}),
-            Refused("ENOENT"),
+            Refused("Parent directory does not exist: secrets"),
         ),
         Case(
             "copy_file",
@@ -533,7 +533,12 @@ fn every_tool_obeys_the_path_rules_case_by_case() {
             }
             Missing => {
                 let given = args.get("path").and_then(Value::as_str).unwrap_or_default();
-                let ghost = format!("{given}-no-such");
+                // The last name renamed (before a trailing `/` or `/.`), so
+                // that the ghost's parent is the path's own.
+                let name = given.trim_end_matches(['/', '.']);
+                let name = if name.is_empty() { given } else { name };
+                let tail = given.get(name.len()..).unwrap_or_default();
+                let ghost = format!("{name}-no-such{tail}");
                 let want = server.call(tool, renamed(&args, given, &ghost));
                 let want_text = want.text.replace(&ghost, given);
                 if !r.is_error || r.text != want_text {

@@ -85,7 +85,8 @@ fn append_file_refusals_change_nothing() {
     append(&server, "dir", "x").assert_error_contains("EISDIR");
     append(&server, "fifo", "x").assert_error_contains("not a regular file");
     append(&server, "ro.txt", "x").assert_error_contains("ro.txt");
-    append(&server, "missing/x.txt", "x").assert_error_contains("ENOENT");
+    append(&server, "missing/x.txt", "x")
+        .assert_error_contains("Parent directory does not exist: missing");
     append(&server, "out-link", "x").assert_error_contains("Access denied");
     append(&server, &env.canary().display().to_string(), "x")
         .assert_error_contains("Access denied");
@@ -265,7 +266,8 @@ fn copy_file_never_overwrites_and_refuses_non_files() {
     copy(&server, "fifo", "f2").assert_error_contains("not a regular file");
     copy(&server, "out-link", "o2").assert_error_contains("Access denied");
     copy(&server, "src.txt", "../escaped.txt").assert_error_contains("Access denied");
-    copy(&server, "src.txt", "nodir/x.txt").assert_error_contains("ENOENT");
+    copy(&server, "src.txt", "nodir/x.txt")
+        .assert_error_contains("Parent directory does not exist: nodir");
     copy(&server, &env.canary().display().to_string(), "c2").assert_error_contains("Access denied");
     before.assert_same(&env.snapshot(""), "root");
     assert!(!env.outside().join("escaped.txt").exists());

@@ -11,6 +11,7 @@ mod journal_output;
 mod journal_show;
 mod journal_undo;
 mod keep_acl;
+mod missing_parent;
 mod move_file;
 mod versions;
 mod write_file;

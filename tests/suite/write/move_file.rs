@@ -86,7 +86,7 @@ fn move_file_error_paths() {
     let (from, to) = (env.path_str("f.txt"), env.path_str("nodir/m.txt"));
     assert_eq!(
         mv(&server, &from, &to).assert_error().text,
-        format!("ENOENT: no such file or directory, rename '{from}' -> '{to}'")
+        format!("Parent directory does not exist: {}", env.path_str("nodir"))
     );
     let (from, to) = (env.path_str("d"), env.path_str("d/sub/d2"));
     assert_eq!(

@@ -188,7 +188,7 @@ fn write_file_error_paths() {
     let p = env.path_str("nodir/f.txt");
     assert_err(
         &call(&p),
-        &format!("ENOENT: no such file or directory, open '{p}'"),
+        &format!("Parent directory does not exist: {}", env.path_str("nodir")),
     );
     let p = env.path_str("emptydir");
     assert_err(

@@ -206,10 +206,6 @@ fn probe(server: &Server, p: &str, forbidden: &Forbidden) -> Vec<(&'static str, 
         .collect()
 }
 
-fn denial(p: &str) -> String {
-    format!("Access denied - path outside allowed directories: {p}")
-}
-
 /// Every tool on `p` must be refused with exactly the escape message
 /// naming `p` as given (read_multiple_files inline, for both its entries).
 #[track_caller]
@@ -222,8 +218,8 @@ fn assert_denied(server: &Server, p: &str, forbidden: &Forbidden, mode: &str) {
                 reply.text,
                 format!(
                     "{p}: Error - {}\n---\n{child}: Error - {}",
-                    denial(p),
-                    denial(&child)
+                    server.escape_denial(p),
+                    server.escape_denial(&child)
                 ),
                 "[{mode}] {tool} {p:?}"
             );
@@ -233,7 +229,7 @@ fn assert_denied(server: &Server, p: &str, forbidden: &Forbidden, mode: &str) {
                 "[{mode}] {tool} {p:?} succeeded: {}",
                 reply.raw
             );
-            assert_eq!(reply.text, denial(p), "[{mode}] {tool} {p:?}");
+            assert_eq!(reply.text, server.escape_denial(p), "[{mode}] {tool} {p:?}");
         }
     }
 }
