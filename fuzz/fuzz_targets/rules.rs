@@ -135,6 +135,7 @@ fn scope(fx: &Fx, hide: u8, ro: u8) -> Arc<Scope> {
                             matcher: Matcher::Glob((*p).to_owned()),
                             effect,
                             default: false,
+                            position: None,
                         });
                     }
                 }
