@@ -11,7 +11,10 @@
 //    placeholders replaced: /home/you/.cargo/bin/tuls by the built binary,
 //    /home/you/project by a scratch directory holding a README.md. The MCP
 //    Inspector commands fetch the pinned version the README names with npx.
-// 3. Every ```json block parses, and every client config among them (Claude
+// 3. `claude mcp add` lines run as written with a pinned Claude Code from npm
+//    (scratch HOME), and `claude mcp list` must show the server connected, or
+//    pending approval for `--scope project`, as the README says.
+// 4. Every ```json block parses, and every client config among them (Claude
 //    Desktop, VS Code, Cursor) is started as that client would start it, with
 //    the same placeholders replaced, and answers initialize and tools/list.
 //
@@ -40,7 +43,7 @@ const COMMANDS = [
   { re: /^pip install ziglang==[\d.]+ cargo-zigbuild==[\d.]+$/, how: "step", by: "ci/quickstart.sh 2" },
   { re: /^TULS_PROFILE=release TULS_TARGETS=x86_64-unknown-linux-musl bash dist\/build\.sh$/, how: "step", by: "ci/quickstart.sh 2 (then dist/smoke.sh on its output)" },
   { re: /^install -D -m 0755 dist\/out\/tuls-x86_64-unknown-linux-musl ~\/\.local\/bin\/tuls$/, how: "step", by: "ci/quickstart.sh 2 (scratch HOME; the installed binary must start)" },
-  { re: /^claude mcp add /, how: "needs", by: "Claude Code (not installed in CI); the same command line is started by this script" },
+  { re: /^claude mcp add /, how: "run", by: "claude-code" },
   { re: /^npx -y @modelcontextprotocol\/inspector@[\d.]+ \/home\/you\/\.cargo\/bin\/tuls filesystem \/home\/you\/project$/, how: "run", by: "inspector-ui" },
   { re: /^npx -y @modelcontextprotocol\/inspector@[\d.]+ --cli .* --method tools\/list$/, how: "run", by: "inspector-list" },
   { re: /^npx -y @modelcontextprotocol\/inspector@[\d.]+ --cli .* --method tools\/call --tool-name read_text_file /, how: "run", by: "inspector-read" },
@@ -93,7 +96,37 @@ function spawnSyncText(cmd, args) {
 }
 const allTools = startupTools(["filesystem", project]);
 
+// Claude Code, pinned, installed once into a scratch directory from npm (its
+// postinstall, which puts the native binary in place, run explicitly: npm may
+// hold install scripts for approval). It runs with a scratch HOME, so the
+// user's own config is never read or changed.
+const CLAUDE_CODE = "2.1.197";
+let claudeBin = null;
+const claudeHome = mkdtempSync(join(tmpdir(), "tuls-readme-claude-home-"));
+function claude() {
+  if (claudeBin) return claudeBin;
+  const dir = mkdtempSync(join(tmpdir(), "tuls-readme-claude-"));
+  execSync(`npm install --no-audit --no-fund --prefix '${dir}' @anthropic-ai/claude-code@${CLAUDE_CODE}`, { stdio: "ignore", timeout: 600_000 });
+  const pkg = join(dir, "node_modules/@anthropic-ai/claude-code");
+  execSync("node install.cjs", { cwd: pkg, stdio: "ignore", timeout: 120_000 });
+  claudeBin = join(dir, "node_modules/.bin");
+  return claudeBin;
+}
+
 const RUNNERS = {
+  // `claude mcp add ...` as written, in the project (where `--scope project`
+  // writes its .mcp.json), then `claude mcp list`: a server added for the
+  // user must be connected (Claude Code starts it and speaks MCP); one added
+  // for the project must show as pending approval, as the README says.
+  "claude-code": (cmd) => {
+    const ccEnv = { ...env, HOME: claudeHome, PATH: `${claude()}:${env.PATH}`, DISABLE_AUTOUPDATER: "1" };
+    execSync(cmd, { cwd: project, env: ccEnv, encoding: "utf8", timeout: 120_000, stdio: ["ignore", "pipe", "pipe"] });
+    const list = execSync("claude mcp list", { cwd: project, env: ccEnv, encoding: "utf8", timeout: 180_000, stdio: ["ignore", "pipe", "pipe"] });
+    const name = cmd.split(" -- ")[0].trim().split(" ").pop();
+    const line = list.split("\n").find((l) => l.startsWith(`${name}: `)) ?? "";
+    const want = cmd.includes("--scope project") ? /Pending approval/ : /Connected/;
+    return [want.test(line), list];
+  },
   "inspector-list": (cmd) => {
     const reply = JSON.parse(sh(cmd));
     const names = (reply.tools ?? []).map((t) => t.name);
