@@ -99,23 +99,16 @@ fn create_walked(t: &Target, rec: &dyn Recorder) -> Result<()> {
     // The directory the first `mkdir` goes in must still be where the root
     // leads, checked just before: another process may have moved it out of
     // the root since the walk.
-    let net = w
-        .rel
-        .iter()
-        .try_fold(0usize, |n, name| match name.as_str() {
-            "" | "." => Some(n),
-            ".." => n.checked_sub(1),
-            _ => Some(n + 1),
-        });
-    let base_local = net.and_then(|net| {
-        let parts: Vec<&str> = w.local.split('/').filter(|p| !p.is_empty()).collect();
-        let keep = parts.len().checked_sub(net)?;
-        Some(parts[..keep].join("/"))
-    });
-    let reached = base_local.is_some_and(|b| {
-        let rel = if b.is_empty() { ".".to_owned() } else { b };
-        t.root.still_reaches(&rel, &w.base)
-    });
+    // `start_local` is where the walk stopped (`w.local` is the path
+    // spelled on from there and need not name a directory at all).
+    let reached = {
+        let rel = if start_local.is_empty() {
+            "."
+        } else {
+            start_local
+        };
+        t.root.still_reaches(rel, &w.base)
+    };
     if !reached {
         return Err(Error::DirectoryMoved {
             path: given.to_owned(),

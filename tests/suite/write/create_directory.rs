@@ -126,3 +126,35 @@ fn create_directory_follows_in_root_links_and_refuses_dangling_ones() {
     }
     assert!(!env.exists("nowhere"));
 }
+
+/// `..` after a name that does not exist yet: made as `mkdir -p` makes it
+/// (each name, then back up), never refused as a directory moved mid-call
+/// (found by an attack: `nothere/..` and `exists/deep/new/../n2` were).
+#[test]
+fn dot_dot_after_a_new_name_makes_what_mkdir_p_makes() {
+    let env = TestEnv::new();
+    env.mkdir("exists/deep");
+    let server = Server::start(&args![env.root()]);
+    for (path, made) in [
+        ("nothere/..", &["nothere"][..]),
+        ("exists/new/..", &["exists/new"][..]),
+        (
+            "exists/deep/new/../n2",
+            &["exists/deep/new", "exists/deep/n2"][..],
+        ),
+        ("x/y/..", &["x/y"][..]),
+        ("a/b/../c", &["a/b", "a/c"][..]),
+    ] {
+        assert_text(
+            &server.call("create_directory", json!({"path": path})),
+            &format!("Successfully created directory {path}"),
+        );
+        for dir in made {
+            assert!(is_dir(&env, dir), "{path}: {dir} not made");
+        }
+    }
+    // Above the root stays refused, and nothing is made on the way.
+    let r = server.call("create_directory", json!({"path": "m/../../z"}));
+    assert!(r.is_error, "{}", r.text);
+    assert!(!env.exists("m"));
+}
