@@ -149,17 +149,9 @@ fn append_by_replacing(
     cond: &Condition<'_>,
     io: &Io,
 ) -> Result<()> {
-    let mut all = dest.read_all(io, cond.limit).map_err(|e| match e {
-        Error::TooLarge {
-            path, size, limit, ..
-        } => Error::TooLarge {
-            path,
-            size,
-            limit,
-            hint: LINKED_TOO_LARGE,
-        },
-        e => e,
-    })?;
+    let mut all = dest
+        .read_all(io, cond.limit)
+        .map_err(|e| e.too_large_hint(LINKED_TOO_LARGE))?;
     let version = Version::of(&all);
     if checked.as_ref().is_some_and(|v| *v != version) {
         return Err(cond.mismatch(dest.given(), ifmatch::now_is(Some(&version))));
