@@ -103,6 +103,11 @@ impl Parser<'_> {
     /// One line (and, for a header, the key that may follow it).
     fn line(&mut self) -> Result<(), Bad> {
         self.skip_blanks();
+        if self.peek() == Some(b'[') {
+            self.i += 1;
+            self.header()?;
+            self.skip_blanks();
+        }
         match self.peek() {
             None => Ok(()),
             Some(b'\n') => {
@@ -112,23 +117,6 @@ impl Parser<'_> {
             Some(b'#' | b';') => {
                 self.skip_line();
                 Ok(())
-            }
-            Some(b'[') => {
-                self.i += 1;
-                self.header()?;
-                self.skip_blanks();
-                match self.peek() {
-                    None => Ok(()),
-                    Some(b'\n') => {
-                        self.i += 1;
-                        Ok(())
-                    }
-                    Some(b'#' | b';') => {
-                        self.skip_line();
-                        Ok(())
-                    }
-                    Some(_) => self.entry(),
-                }
             }
             Some(_) => self.entry(),
         }

@@ -19,7 +19,7 @@ impl Rules {
     }
 }
 
-fn rule(p: &str, effect: Effect) -> Rule {
+pub(super) fn rule(p: &str, effect: Effect) -> Rule {
     Rule {
         id: p.to_owned(),
         source: "test".to_owned(),
@@ -481,32 +481,6 @@ fn lines_that_may_not_parse_are_parsed_at_startup() {
     assert!(r.hide.globs.compiled.get().is_none());
     assert_eq!(r.effect("x/aZZb1/cd", Some(false)), Effect::Hidden);
     assert!(matches!(r.hide.globs.compiled.get(), Some(Some(_))));
-}
-
-/// The probes a directory move is checked on: every tail of every
-/// pattern, wildcards made literal.
-#[test]
-fn probes_are_the_tails_of_the_patterns() {
-    let r = Rules::new(vec![
-        rule("/docs/*/private", Effect::Hidden),
-        rule("**/se[cd]rets/{a,b}.txt", Effect::Hidden),
-        rule("*.pem", Effect::Hidden),
-    ])
-    .unwrap();
-    let p = r.probes();
-    for want in [
-        "docs/x/private",
-        "x/private",
-        "private",
-        "secrets/a.txt",
-        "a.txt",
-        "x.pem",
-    ] {
-        assert!(p.iter().any(|q| q == want), "{want} not in {p:?}");
-    }
-    // What the probes tell apart: `docs/x/private` is hidden, `docs2/...` not.
-    assert_eq!(r.effect("docs/x/private", None), Effect::Hidden);
-    assert_eq!(r.effect("docs2/x/private", None), Effect::None);
 }
 
 /// The built-in set covers a home's start-up files at any depth (a root
